@@ -1,0 +1,30 @@
+# The two commands of the README: `make serve` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: serve test install lint bench-smoke
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+serve: install
+	$(BIN)/cardtable serve
+
+lint: install
+	$(BIN)/ruff check engine ai service tests bench
+	$(BIN)/mypy engine ai service
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench-smoke: install
+	$(BIN)/python bench/solver.py --smoke --json
+	$(BIN)/python bench/playouts.py --smoke --json

@@ -1,0 +1,498 @@
+"""Three Thirteen (RULES.md §2): 11 rounds of rummy with a rotating wild rank.
+
+Round k (1..11) deals k+2 cards and makes rank k+2 wild (3s … Ks). A turn is a
+draw (stock top or discard top) then a discard, or a discard that goes out when
+the remaining cards are fully melded. After someone goes out every other player
+takes one more turn; then each hand scores its minimum deadwood (C5).
+
+Threezies (§3) is the same flow with fewer rounds, one deck and aces high or
+low: ``engine/games/threezies.py`` subclasses this module's game.
+
+Readings of the rules, written down where the text leaves a choice:
+
+* The stock is stored top-last (``stock[-1]`` is the top card) and the discard
+  pile bottom-first (``discard[-1]`` is the top); setups give the stock
+  top-first as RULES.md C8 says, and are converted.
+* C3 with several decks: after taking a card from the discard pile, no card of
+  that same value may be discarded in the same turn (identical cards are
+  interchangeable, so discarding a twin would be the same discard).
+* A player on a last turn after someone went out may not "go out" again: the
+  hand is scored either way (R8: a fully melded hand scores 0).
+* The whole discard pile is public (every card in it was shown face up); after
+  a reshuffle (C4) its cards are back in the unseen stock.
+* The turn counter of C7 counts completed turns (draw + discard).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from engine import melds
+from engine.cards import CARD_NAMES, Card, parse_card, parse_cards, standard_deck
+from engine.errors import IllegalMoveError, InvalidMoveError, InvalidOptionError, InvalidSetupError
+from engine.game import (
+    MAX_TURNS_OPTION,
+    Event,
+    Game,
+    GameInfo,
+    Move,
+    Observation,
+    OptionSpec,
+    State,
+    card_field,
+    chance_rng,
+    hidden_zone,
+)
+from engine.registry import register
+
+RANK_NAMES = {1: "aces", 2: "2s", 3: "3s", 4: "4s", 5: "5s", 6: "6s", 7: "7s", 8: "8s", 9: "9s", 10: "10s",
+              11: "jacks", 12: "queens", 13: "kings"}
+
+DRAW, DISCARD = "draw", "discard"
+
+
+@dataclass(eq=True)
+class RummyRoundsState(State):
+    """A Three Thirteen / Threezies state (plus the fields every state has)."""
+
+    hands: list[list[Card]] = card_field(2)
+    stock: list[Card] = card_field(1)  # top card last
+    discard: list[Card] = card_field(1)  # top card last
+    known: list[list[Card]] = card_field(2)  # per seat: cards all players know are in that hand
+    taken: Card | None = None  # the card taken from the discard pile this turn (C3)
+    went_out: int | None = None
+    last_turns: int = 0  # players still to take their last turn after someone went out
+
+
+class ThreeThirteen(Game):
+    info = GameInfo(
+        id="three-thirteen",
+        name="Three Thirteen",
+        min_players=2,
+        max_players=8,
+        rules_section="RULES.md §2",
+        summary=(
+            "11 rounds of rummy; round k deals k+2 cards and rank k+2 is wild (3s … kings). Draw from the "
+            "stock or the discard pile, then discard; go out when the rest of your hand is all sets and runs. "
+            "Everyone else gets one more turn. Deadwood counts A=1, 2-10 face, J/Q/K 10. Lowest total wins."
+        ),
+        options=(
+            OptionSpec("decks", "int", 0, "Number of 52-card decks; 0 means ceil(players / 2).", minimum=0, maximum=4),
+            OptionSpec("jokers_per_deck", "int", 0, "Jokers added per deck; always wild, 20 points unmatched.",
+                       minimum=0, maximum=2),
+            OptionSpec("aces", "enum", "low", "low: aces low only; high_or_low: an ace is high or low in a run "
+                       "and scores 15 unmatched.", choices=("low", "high_or_low")),
+            OptionSpec("allow_rediscard", "bool", False,
+                       "Allow discarding the card just taken from the discard pile (RULES.md C3)."),
+            MAX_TURNS_OPTION,
+        ),
+    )
+    state_class = RummyRoundsState
+    rounds = 11
+
+    # -- rules per round ------------------------------------------------------
+
+    def deal_size(self, round_no: int) -> int:
+        return round_no + 2
+
+    def wild_rank(self, round_no: int) -> int:
+        return round_no + 2
+
+    def num_decks(self, num_players: int, options: Mapping[str, Any]) -> int:
+        return options.get("decks") or -(-num_players // 2)
+
+    def meld_rules(self, options: Mapping[str, Any], round_no: int) -> melds.MeldRules:
+        return _meld_rules(options.get("aces", "low"), self.wild_rank(round_no), self._ace_penalty(options))
+
+    def _ace_penalty(self, options: Mapping[str, Any]) -> int:
+        return 15 if options.get("aces") == "high_or_low" else 1
+
+    def deck(self, num_players: int, options: Mapping[str, Any]) -> list[Card]:
+        packs = self.num_decks(num_players, options)
+        return standard_deck(packs, jokers=packs * options.get("jokers_per_deck", 0))
+
+    def _check_option_combination(self, options: dict[str, Any], num_players: int) -> None:
+        need = num_players * self.deal_size(self.rounds) + 2
+        have = len(self.deck(num_players, options))
+        if have < need:
+            raise InvalidOptionError(
+                "decks",
+                f"{have} cards are too few for {num_players} players: the last round deals "
+                f"{num_players * self.deal_size(self.rounds)} cards plus the up card and a stock",
+            )
+
+    def cards_in_play(self, state: State) -> list[Card]:
+        s = _s(state)
+        out = [c for h in s.hands for c in h]
+        out += s.stock
+        out += s.discard
+        return out
+
+    def score_bounds(self, state: State) -> tuple[int, int]:
+        worst = max(self.meld_rules(state.options, 1).values)
+        return 0, sum(self.deal_size(r) * worst for r in range(1, self.rounds + 1))
+
+    def _invariant_problem(self, state: State) -> str | None:
+        s = _s(state)
+        if s.is_over:
+            return None
+        if s.phase not in (DRAW, DISCARD):
+            return f"phase {s.phase!r} is not draw or discard"
+        n = self.deal_size(s.round)
+        for seat, hand in enumerate(s.hands):
+            want = n + 1 if (seat == s.to_move and s.phase == DISCARD) else n
+            if len(hand) != want:
+                return f"hand {seat} holds {len(hand)} cards; round {s.round} wants {want} (R2)"
+        if s.went_out is not None and not 0 < s.last_turns < s.num_players:
+            return "last_turns is out of range"
+        return None
+
+    # -- dealing ----------------------------------------------------------------
+
+    def _start_game(self, state: State) -> None:
+        s = _s(state)
+        s.dealer = chance_rng(s).randrange(s.num_players)
+        self._deal(s)
+
+    def _deal(self, s: RummyRoundsState) -> None:
+        cards = self.deck(s.num_players, s.options)
+        chance_rng(s).shuffle(cards)
+        n = self.deal_size(s.round)
+        s.hands = [sorted(cards[i * n : (i + 1) * n]) for i in range(s.num_players)]
+        rest = cards[s.num_players * n :]
+        s.discard = [rest.pop()]  # C1: the top stock card starts the discard pile
+        s.stock = rest
+        s.known = [[] for _ in range(s.num_players)]
+        s.taken = None
+        s.went_out = None
+        s.last_turns = 0
+        s.turns_in_round = 0
+        s.phase = DRAW
+        s.to_move = (s.dealer + 1) % s.num_players
+
+    def _setup(self, state: State, setup: Mapping[str, Any]) -> None:
+        s = _s(state)
+        allowed = {"hands", "stock", "discard", "dealer", "round", "totals", "to_move"}
+        extra = set(setup) - allowed
+        if extra:
+            raise InvalidSetupError(f"unknown setup fields {sorted(extra)}; allowed: {sorted(allowed)}")
+        s.round = _setup_int(setup, "round", 1, 1, self.rounds)
+        s.dealer = _setup_int(setup, "dealer", 0, 0, s.num_players - 1)
+        if "totals" in setup:
+            totals = setup["totals"]
+            if not (isinstance(totals, list) and len(totals) == s.num_players
+                    and all(isinstance(t, int) and not isinstance(t, bool) for t in totals)):
+                raise InvalidSetupError(f"totals must be a list of {s.num_players} integers")
+            s.totals = list(totals)
+        n = self.deal_size(s.round)
+        try:
+            hands = [parse_cards(h) for h in setup.get("hands", [])]
+            stock_top_first = parse_cards(setup["stock"]) if "stock" in setup else None
+            discard = parse_cards(setup["discard"]) if "discard" in setup else None
+        except (TypeError, AttributeError) as exc:
+            raise InvalidSetupError("hands, stock and discard are lists of cards like \"7H\"") from exc
+        if len(hands) != s.num_players:
+            raise InvalidSetupError(f"setup needs {s.num_players} hands, got {len(hands)}")
+        for seat, hand in enumerate(hands):
+            if len(hand) != n:
+                raise InvalidSetupError(f"round {s.round} deals {n} cards (R2), but hand {seat} has {len(hand)}")
+        rest = Counter(self.deck(s.num_players, s.options))
+        for card in [c for h in hands for c in h] + (stock_top_first or []) + (discard or []):
+            if rest[card] <= 0:
+                raise InvalidSetupError(f"{CARD_NAMES[card]} appears more often than the deck holds")
+            rest[card] -= 1
+        left = sorted(rest.elements())
+        if discard is None:
+            discard = []
+        if stock_top_first is None:
+            chance_rng(s).shuffle(left)
+            stock = left
+        else:
+            if left:
+                raise InvalidSetupError(
+                    "the setup gives a stock but leaves out " + " ".join(CARD_NAMES[c] for c in left)
+                )
+            stock = stock_top_first[::-1]
+        if not discard:
+            if not stock:
+                raise InvalidSetupError("the stock is empty and no discard pile is given")
+            discard = [stock.pop()]
+        s.hands = [sorted(h) for h in hands]
+        s.stock = stock
+        s.discard = discard
+        s.known = [[] for _ in range(s.num_players)]
+        s.phase = DRAW
+        s.turns_in_round = 0
+        s.to_move = _setup_int(setup, "to_move", (s.dealer + 1) % s.num_players, 0, s.num_players - 1)
+
+    # -- moves --------------------------------------------------------------------
+
+    def _legal_moves(self, state: State) -> list[Move]:
+        s = _s(state)
+        if s.phase == DRAW:
+            moves: list[Move] = [{"type": "draw", "source": "stock"}]
+            if s.discard:
+                moves.append({"type": "draw", "source": "discard"})
+            return moves
+        hand = s.hands[s.to_move]  # type: ignore[index]
+        forbidden = s.taken if not s.options.get("allow_rediscard") else None
+        distinct = sorted(set(hand))
+        moves = [{"type": "discard", "card": CARD_NAMES[c]} for c in distinct if c != forbidden]
+        if s.went_out is None:
+            rules = self.meld_rules(s.options, s.round)
+            for c in _go_out_discards(tuple(hand), rules):
+                if c != forbidden:
+                    moves.append({"type": "go_out", "card": CARD_NAMES[c]})
+        return moves
+
+    def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
+        kind = move["type"]
+        if kind == "draw":
+            return ("draw", move["source"])
+        return (kind, parse_card(move["card"]))
+
+    def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
+        s = _s(state)
+        kind = move["type"]
+        if kind == "draw":
+            source = move.get("source")
+            if source not in ("stock", "discard"):
+                raise InvalidMoveError('a draw needs "source": "stock" or "discard"')
+            if s.phase != DRAW:
+                raise IllegalMoveError("you have already drawn this turn: discard a card (R3)")
+            if source == "discard" and not s.discard:
+                raise IllegalMoveError("the discard pile is empty: draw from the stock (C2)")
+            return ("draw", source)
+        if kind in ("discard", "go_out"):
+            if "card" not in move:
+                raise InvalidMoveError(f'a {kind} move needs a "card", e.g. {{"type": "{kind}", "card": "7H"}}')
+            card = parse_card(move["card"])
+            if s.phase != DISCARD:
+                raise IllegalMoveError("draw first: a turn is a draw from the stock or the discard pile, "
+                                       "then a discard (R3)")
+            hand = s.hands[s.to_move]  # type: ignore[index]
+            if card not in hand:
+                raise IllegalMoveError(f"{CARD_NAMES[card]} is not in your hand")
+            if card == s.taken and not s.options.get("allow_rediscard"):
+                raise IllegalMoveError(
+                    f"{CARD_NAMES[card]} was just taken from the discard pile and may not be discarded "
+                    "in the same turn (C3)"
+                )
+            if kind == "go_out":
+                if s.went_out is not None:
+                    raise IllegalMoveError(
+                        f"seat {s.went_out} has already gone out: this is your last turn, just discard (R7)"
+                    )
+                rest = list(hand)
+                rest.remove(card)
+                rules = self.meld_rules(s.options, s.round)
+                if not melds.is_fully_melded(rest, rules):
+                    left = melds.best_arrangement(rest, rules)
+                    raise IllegalMoveError(
+                        f"cannot go out discarding {CARD_NAMES[card]}: "
+                        f"{' '.join(CARD_NAMES[c] for c in left.deadwood)} would be in no set or run (R6)"
+                    )
+            return (kind, card)
+        raise InvalidMoveError(f"unknown move type {kind!r}; {self.info.name} moves are draw, discard, go_out")
+
+    def _play(self, state: State, action: Any) -> list[Event]:
+        s = _s(state)
+        kind, arg = action
+        seat: int = s.to_move  # type: ignore[assignment]
+        if kind == "draw":
+            return self._draw(s, seat, arg)
+        hand = s.hands[seat]
+        hand.remove(arg)
+        s.discard.append(arg)
+        s.taken = None
+        known = s.known[seat]
+        if arg in known and known.count(arg) > hand.count(arg):
+            known.remove(arg)
+        events: list[Event] = [{"type": kind, "seat": seat, "card": CARD_NAMES[arg]}]
+        s.turns_in_round += 1
+        if kind == "go_out":
+            s.went_out = seat
+            s.last_turns = s.num_players - 1
+            arrangement = melds.best_arrangement(hand, self.meld_rules(s.options, s.round))
+            events[0]["melds"] = [_meld_json(m) for m in arrangement.melds]
+        elif s.went_out is not None:
+            s.last_turns -= 1
+        if s.went_out is not None and s.last_turns == 0:
+            return events + self._end_round(s, "went_out")
+        if s.turns_in_round >= s.options["max_turns_per_round"]:
+            return events + self._end_round(s, "turn_limit")
+        s.phase = DRAW
+        s.to_move = (seat + 1) % s.num_players
+        return events
+
+    def _draw(self, s: RummyRoundsState, seat: int, source: str) -> list[Event]:
+        events: list[Event] = []
+        if source == "discard":
+            card = s.discard.pop()
+            s.taken = card
+            s.known[seat].append(card)
+            events.append({"type": "draw", "seat": seat, "source": "discard", "card": CARD_NAMES[card]})
+        else:
+            if not s.stock:
+                # C4: shuffle the discard pile but its top card into a new stock
+                top = s.discard.pop()
+                s.stock = s.discard
+                chance_rng(s).shuffle(s.stock)
+                s.discard = [top]
+                events.append({"type": "reshuffle", "cards": len(s.stock)})
+                if not s.stock:
+                    return events + self._end_round(s, "stock_exhausted")
+            card = s.stock.pop()
+            s.taken = None
+            events.append({"type": "draw", "seat": seat, "source": "stock"})
+        s.hands[seat].append(card)
+        s.hands[seat].sort()
+        s.phase = DISCARD
+        return events
+
+    def _end_round(self, s: RummyRoundsState, reason: str) -> list[Event]:
+        rules = self.meld_rules(s.options, s.round)
+        arrangements = [melds.best_arrangement(h, rules) for h in s.hands]
+        scores = [a.score for a in arrangements]
+        for seat, pts in enumerate(scores):
+            s.totals[seat] += pts
+        s.round_scores.append(scores)
+        event: Event = {
+            "type": "round_end",
+            "round": s.round,
+            "reason": reason,
+            "went_out": s.went_out,
+            "hands": [[CARD_NAMES[c] for c in h] for h in s.hands],
+            "melds": [[_meld_json(m) for m in a.melds] for a in arrangements],
+            "deadwood": [[CARD_NAMES[c] for c in a.deadwood] for a in arrangements],
+            "scores": scores,
+            "totals": list(s.totals),
+        }
+        events = [event]
+        if s.round >= self.rounds:
+            best = min(s.totals)
+            s.winners = [i for i, t in enumerate(s.totals) if t == best]
+            s.to_move = None
+            s.phase = "over"
+            events.append({"type": "game_end", "totals": list(s.totals), "winners": list(s.winners)})
+            return events
+        s.round += 1
+        s.dealer = (s.dealer + 1) % s.num_players
+        self._deal(s)
+        events.append({"type": "round_start", "round": s.round, "dealer": s.dealer,
+                       "wild_rank": self.wild_rank(s.round), "up_card": CARD_NAMES[s.discard[-1]]})
+        return events
+
+    # -- views ----------------------------------------------------------------------
+
+    def _observe(self, state: State, seat: int | None, obs: Observation) -> None:
+        s = _s(state)
+        obs["hand"] = [CARD_NAMES[c] for c in s.hands[seat]] if seat is not None else []
+        obs["hand_sizes"] = [len(h) for h in s.hands]
+        obs["stock_size"] = len(s.stock)
+        obs["discard"] = [CARD_NAMES[c] for c in s.discard]
+        obs["wild_rank"] = self.wild_rank(s.round)
+        obs["known"] = [[CARD_NAMES[c] for c in sorted(k)] for k in s.known]
+        obs["taken"] = None if s.taken is None else CARD_NAMES[s.taken]
+        obs["went_out"] = s.went_out
+        obs["last_turns"] = s.last_turns
+        zones = [hidden_zone("hand", len(s.hands[i]), i, s.known[i]) for i in range(s.num_players) if i != seat]
+        zones.append(hidden_zone("stock", len(s.stock)))
+        obs["hidden"] = zones
+
+    def visible_cards(self, obs: Observation) -> list[Card]:
+        cards = parse_cards(obs["hand"]) + parse_cards(obs["discard"])
+        for zone in obs["hidden"]:
+            cards += parse_cards(zone.get("known", []))
+        return cards
+
+    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
+        n = obs["num_players"]
+        seat = obs["seat"]
+        hands: list[list[Card]] = [[] for _ in range(n)]
+        stock: list[Card] = []
+        for zone, cards in zip(obs["hidden"], zone_cards, strict=True):
+            if zone["zone"] == "hand":
+                hands[zone["seat"]] = sorted(cards)
+            else:
+                stock = list(cards)
+        if seat is not None:
+            hands[seat] = parse_cards(obs["hand"])
+        return RummyRoundsState(
+            num_players=n,
+            options=dict(obs["options"]),
+            seed=seed,
+            chance=0,
+            round=obs["round"],
+            dealer=obs["dealer"],
+            to_move=obs["to_move"],
+            phase=obs["phase"],
+            ply=obs["ply"],
+            turns_in_round=obs["turns_in_round"],
+            totals=list(obs["totals"]),
+            round_scores=[list(r) for r in obs["round_scores"]],
+            winners=None if obs["winners"] is None else list(obs["winners"]),
+            hands=hands,
+            stock=stock,
+            discard=parse_cards(obs["discard"]),
+            known=[parse_cards(k) for k in obs["known"]],
+            taken=None if obs["taken"] is None else parse_card(obs["taken"]),
+            went_out=obs["went_out"],
+            last_turns=obs["last_turns"],
+        )
+
+
+def _s(state: State) -> RummyRoundsState:
+    assert isinstance(state, RummyRoundsState)
+    return state
+
+
+def _setup_int(setup: Mapping[str, Any], name: str, default: int, lo: int, hi: int) -> int:
+    value = setup.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise InvalidSetupError(f"setup {name!r} must be an integer from {lo} to {hi}, not {value!r}")
+    return value
+
+
+@lru_cache(maxsize=64)
+def _meld_rules(aces: str, wild_rank: int, ace_value: int) -> melds.MeldRules:
+    return melds.MeldRules(
+        min_set=3,
+        min_run=3,
+        aces=aces,
+        wild_ranks=frozenset({wild_rank}),
+        jokers_wild=True,
+        wild_limit="none",
+        values=melds.rummy_values(ace=ace_value, joker=20),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _go_out_discards(hand: tuple[Card, ...], rules: melds.MeldRules) -> tuple[Card, ...]:
+    """The distinct cards whose discard leaves ``hand`` fully melded (R6)."""
+    out = []
+    for card in sorted(set(hand)):
+        rest = list(hand)
+        rest.remove(card)
+        if melds.is_fully_melded(rest, rules):
+            out.append(card)
+    return tuple(out)
+
+
+def _meld_json(meld: melds.Meld) -> dict[str, Any]:
+    return {
+        "kind": meld.kind,
+        "cards": [CARD_NAMES[c] for c in meld.cards],
+        "stands_for": [CARD_NAMES[c] for c in meld.stands_for],
+    }
+
+
+def wild_rank_name(rank: int) -> str:
+    return RANK_NAMES[rank]
+
+
+GAME = register(ThreeThirteen())
