@@ -217,7 +217,7 @@ class State:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._clone = None  # type: ignore[assignment]  # built lazily once the dataclass exists
+        cls._clone = None  # built lazily once the dataclass exists
 
     @property
     def is_over(self) -> bool:
@@ -325,7 +325,8 @@ class Game:
         known = {o.name for o in self.info.options}
         for name in options:
             if name not in known:
-                raise InvalidOptionError(name, f"is not an option of {self.info.name}; options are: {', '.join(sorted(known))}")
+                listed = ", ".join(sorted(known))
+                raise InvalidOptionError(name, f"is not an option of {self.info.name}; options are: {listed}")
         for spec in self.info.options:
             out[spec.name] = spec.check(options[spec.name]) if spec.name in options else spec.default
         if num_players is not None:
@@ -516,10 +517,7 @@ class Game:
         """
         unseen = self.unseen_cards(obs)
         zones = obs["hidden"]
-        if deal is None:
-            fills = uniform_deal(unseen, zones, rng)
-        else:
-            fills = deal(unseen, zones, rng)
+        fills = uniform_deal(unseen, zones, rng) if deal is None else deal(unseen, zones, rng)
         contents = [[parse_card(c) for c in z.get("known", ())] + fill for z, fill in zip(zones, fills, strict=True)]
         return self._state_from_view(obs, contents, rng.getrandbits(62))
 
@@ -621,6 +619,6 @@ def require_field(move: Mapping[str, Any], name: str, kind: type | tuple[type, .
     if name not in move:
         raise InvalidMoveError(f'a {move["type"]!r} move needs a {name!r} field, e.g. {example}')
     value = move[name]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise InvalidMoveError(f'the {name!r} field of a {move["type"]!r} move is malformed, e.g. {example}')
     return value
