@@ -213,7 +213,7 @@ class State:
     round_scores: list[list[int]] = list_field(2)
     winners: list[int] | None = None
 
-    _clone: ClassVar[Callable[[Any], Any]]
+    _clone: ClassVar[Callable[[Any], Any] | None]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -247,7 +247,7 @@ def _make_clone(cls: type) -> Callable[[Any], Any]:
     lines.append("    return new")
     namespace: dict[str, Any] = {"cls": cls}
     exec("\n".join(lines), namespace)
-    return namespace["clone"]  # type: ignore[no-any-return]
+    return namespace["clone"]
 
 
 S = TypeVar("S", bound=State)
