@@ -1,0 +1,125 @@
+"""What the search asks of a game: a leaf evaluation, a model policy, a belief model and words.
+
+The search (:mod:`ai.search`) never looks at which game it plays; everything it
+needs to know about a game comes through an :class:`Evaluator` registered
+under the game's id in :data:`EVALUATORS`. A game without one still gets legal
+play from :class:`Evaluator` itself (leaf value from the round scores only, a
+uniform model policy), so a newly registered game is playable at once.
+
+Conventions every evaluator follows:
+
+* A **leaf** is a :class:`Leaf`: ``value`` is the expected round margin in
+  points *from the seat's side* (positive is good: for a lower-score-wins game,
+  the others' expected round score minus the seat's, averaged over the others;
+  for a higher-score-wins game the reverse), and ``win`` the seat's estimated
+  chance (0..1) of winning the round.
+* Leaves are computed on sampled worlds (states re-dealt from the seat's view
+  by :meth:`engine.game.Game.determinize`), never on the real state.
+* The **policy** is the cheap model of how a seat plays: used for the other
+  seats, and for the searching seat's own later decisions when the search does
+  not branch on them.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.cards import Card
+from engine.game import Game, Move, Observation, State
+
+DealFn = Callable[[list[Card], list[dict[str, Any]], random.Random], list[list[Card]]]
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """An evaluated position: expected round margin (points, the seat's side) and round-win chance."""
+
+    value: float
+    win: float
+
+
+def win_chance_from_margin(margin: float, scale: float) -> float:
+    """A logistic guess of the chance to win the round from an expected margin (``scale`` points ~ 73%)."""
+    x = max(-30.0, min(30.0, margin / scale))
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+class Evaluator:
+    """The generic fallback, and the base of the per-game evaluators."""
+
+    #: points of margin that make a round about 3:1 in the seat's favour (for :func:`win_chance_from_margin`)
+    margin_scale: float = 10.0
+
+    def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
+        """The exact leaf of a finished round (``state.round_scores[round_index]`` exists)."""
+        scores = state.round_scores[round_index]
+        others = [s for i, s in enumerate(scores) if i != seat]
+        mean_other = sum(others) / len(others) if others else 0.0
+        mine = scores[seat]
+        if game.info.lower_score_wins:
+            margin = mean_other - mine
+            best = min(scores)
+        else:
+            margin = mine - mean_other
+            best = max(scores)
+        win = 0.0 if mine != best else 1.0 / sum(1 for s in scores if s == best)
+        return Leaf(margin, win)
+
+    def leaf(self, game: Game, state: State, seat: int) -> Leaf:
+        """The value of an unfinished position for ``seat`` (the fallback knows nothing: even)."""
+        return Leaf(0.0, 1.0 / state.num_players)
+
+    def policy(self, game: Game, state: State, rng: random.Random) -> Move:
+        """The model move of the seat to move (the fallback: uniform)."""
+        return rng.choice(game.legal_moves(state))
+
+    def can_maximise(self, game: Game, state: State) -> bool:
+        """Whether the seat may pick its move in ``state`` by the best leaf of *this* sampled world.
+
+        True when the decision's outcome reveals nothing hidden before the seat sees it (a discard after
+        a draw); False when a move takes an unseen card (a pick from the deck): maximising there would
+        let the seat choose knowing the sampled card, so the model policy decides instead.
+        """
+        return True
+
+    def deal(self, game: Game, view: Observation) -> DealFn | None:
+        """The belief model for re-dealing the unseen cards of ``view`` (None: uniform)."""
+        return None
+
+    def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
+        """One sentence saying why ``move`` was chosen (``ranked``: every searched move, best first)."""
+        return f"plays {describe_move(move)}, the best of {len(ranked)} moves by expected round margin"
+
+
+def describe_move(move: Move) -> str:
+    """A short human description of a move dict ("discard 7H", "draw from the stock")."""
+    parts = [str(move.get("type", "move")).replace("_", " ")]
+    for key, value in move.items():
+        if key == "type":
+            continue
+        if isinstance(value, list):
+            text = " ".join(str(v) if not isinstance(v, list) else " ".join(map(str, v)) for v in value)
+        else:
+            text = str(value)
+        parts.append(f"{key} {text}" if key not in ("card", "cards") else text)
+    return " ".join(parts)
+
+
+EVALUATORS: dict[str, Evaluator] = {}
+_FALLBACK = Evaluator()
+
+
+def register_evaluator(game_id: str, evaluator: Evaluator) -> Evaluator:
+    EVALUATORS[game_id] = evaluator
+    return evaluator
+
+
+def evaluator_for(game: Game) -> Evaluator:
+    """The game's evaluator (loaded on first use), or the generic fallback."""
+    import ai.evaluators  # noqa: F401  (each module registers its evaluators on import)
+
+    return EVALUATORS.get(game.info.id, _FALLBACK)

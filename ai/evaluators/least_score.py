@@ -1,0 +1,118 @@
+"""Least Score (RULES.md §5): the leaf is the deal's outcome if the lowest hand declared now.
+
+A deal ends when someone declares; a right declare costs the others the
+difference to the lowest hand, a wrong one costs the declarer 20 plus the
+difference. So the value of an unfinished position is read as the standing
+score of the hands (each hand's total minus the lowest), with each hand's
+total adjusted by what its owner's next turn can shed: the best legal group it
+can throw minus what it can expect to pick up (the cheapest floor card or an
+average unseen card). The chance of winning the deal is the chance of holding
+the lowest (adjusted) total — and the declare move itself is searched like any
+other: in every sampled deal it ends the deal with the real scores, so the
+search declares exactly when its estimated chance of being lowest makes the
+declare worth more than playing on.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+
+from ai.evaluate import Evaluator, Leaf, register_evaluator
+from engine.cards import CARD_NAMES
+from engine.game import Game, Move, Observation, State
+from engine.games import least_score as ls
+
+MEAN_DECK_VALUE = 85 / 13  # the mean value of a random card of a full deck
+NEXT_TURN_WEIGHT = 0.5  # how much of a seat's next-turn shedding counts at a leaf
+DECLARE_AT = 5  # the model policy declares with a total this low or lower
+
+
+@lru_cache(maxsize=65536)
+def best_shed(hand: tuple[int, ...], same_suit: bool) -> tuple[int, tuple[int, ...]]:
+    """The largest total one legal discard can throw from ``hand`` (sorted by rank), and that group."""
+    best: tuple[int, tuple[int, ...]] = (0, ())
+    for group in ls.legal_groups(hand, same_suit):
+        value = sum(ls.VALUE[c] for c in group)
+        if value > best[0] or (value == best[0] and len(group) > len(best[1])):
+            best = (value, tuple(group))
+    return best
+
+
+def _pick_value(floor: list[int]) -> float:
+    """What a pick is expected to add: the cheapest floor card, or an average card from the deck."""
+    cheapest = min((ls.VALUE[c] for c in floor), default=99)
+    return min(cheapest, MEAN_DECK_VALUE)
+
+
+class LeastScoreEvaluator(Evaluator):
+    margin_scale = 6.0
+
+    def _adjusted_totals(self, s: ls.LeastScoreState) -> dict[int, float]:
+        same_suit = s.options["sequence_same_suit"]
+        out: dict[int, float] = {}
+        for i, hand in enumerate(s.hands):
+            if s.out[i]:
+                continue
+            total = float(sum(ls.VALUE[c] for c in hand))
+            if i == s.to_move and s.phase == ls.PICK:
+                total += _pick_value(s.floor)  # mid-turn: the pick is still to come
+            else:
+                shed, _ = best_shed(tuple(hand), same_suit)
+                total += NEXT_TURN_WEIGHT * (_pick_value(s.floor if i == s.to_move else []) - shed)
+            out[i] = total
+        return out
+
+    def leaf(self, game: Game, state: State, seat: int) -> Leaf:
+        s = state
+        assert isinstance(s, ls.LeastScoreState)
+        totals = self._adjusted_totals(s)
+        low = min(totals.values())
+        scores = {i: t - low for i, t in totals.items()}
+        others = [v for i, v in scores.items() if i != seat]
+        margin = (sum(others) / len(others) if others else 0.0) - scores[seat]
+        lowest = [i for i, t in totals.items() if t == low]
+        win = 1.0 / len(lowest) if seat in lowest else 0.0
+        return Leaf(margin, win)
+
+    def can_maximise(self, game: Game, state: State) -> bool:
+        # a pick from the deck takes a hidden card: the seat may not choose it knowing that card
+        return state.phase != ls.PICK
+
+    def policy(self, game: Game, state: State, rng: random.Random) -> Move:
+        s = state
+        assert isinstance(s, ls.LeastScoreState)
+        seat = s.to_move
+        assert seat is not None
+        hand = s.hands[seat]
+        if s.phase == ls.PICK:
+            cheapest = min(s.floor, key=lambda c: (ls.VALUE[c], c), default=None)
+            if cheapest is not None and (ls.VALUE[cheapest] <= 4 or not (s.deck or s.dead)):
+                return {"type": "pick", "source": "floor", "card": CARD_NAMES[cheapest]}
+            return {"type": "pick", "source": "deck"}
+        if s.played[seat] and sum(ls.VALUE[c] for c in hand) <= DECLARE_AT:
+            return {"type": "declare"}
+        _, group = best_shed(tuple(hand), s.options["sequence_same_suit"])
+        return {"type": "discard", "cards": [CARD_NAMES[c] for c in group]}
+
+    def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
+        hand = view["hand"]
+        total = view["hand_total"]
+        others = [m for m, _ in ranked[1:]]
+        if move["type"] == "declare":
+            return (f"declares with {' '.join(hand)} ({total} points): the sampled deals make it the lowest hand "
+                    "often enough to be worth more than playing on")
+        if move["type"] == "discard":
+            cards = move["cards"]
+            value = sum(ls.VALUE[ls._CARD_OF[c]] for c in cards)
+            left = total - value
+            declined = " rather than declaring" if any(m["type"] == "declare" for m in others) else ""
+            return (f"discards {' '.join(cards)} ({value} points){declined}, leaving {left} before the pick "
+                    f"from {' '.join(c for c in hand if c not in cards) or 'nothing'}")
+        if move.get("source") == "floor":
+            return f"picks {move['card']} from the floor, cheaper than an average unseen card"
+        floor = view["floor"]
+        return f"picks from the deck: nothing on the floor ({' '.join(floor)}) is cheap enough to take"
+
+
+EVALUATOR = register_evaluator("least-score", LeastScoreEvaluator())

@@ -1,0 +1,358 @@
+"""The computer opponent: determinized expectimax from one seat's view, for any registered game.
+
+``choose_move(game, view)`` plays the seat of ``view`` (an
+:meth:`engine.game.Game.observation`) and never sees a state:
+
+1. **Worlds.** The unseen cards are re-dealt consistently with the view
+   (:meth:`~engine.game.Game.determinize`, biased by the game's belief model
+   when it has one, :mod:`ai.belief`). World ``k`` comes from its own
+   ``random.Random(f"ai/{seed}/{k}")``; every candidate move is evaluated on the
+   *same* worlds (common random numbers), so their differences are sharp.
+2. **Expectimax in a world.** After the candidate root move, the world is
+   played forward: the seat's own later decisions in the same turn *maximise*
+   the leaf evaluation (for example the discard after a draw), the other seats
+   act by the evaluator's model policy, and the play stops when control has
+   come back to the seat ``orbits`` times, or the round ends (then the round's
+   real scores are the leaf). Draws from the stock are chance nodes: each
+   world fixes one stock order, so averaging over worlds weights each unseen
+   card by its probability of being drawn (uniform, or the belief model's).
+3. **Leaves** are scored by the game's evaluator (:mod:`ai.evaluate`):
+   the expected round margin in points from the seat's side, and the chance of
+   winning the round.
+4. **Pruning.** With many legal moves, a one-ply estimate on the first world
+   keeps the level's ``candidates`` best; after each batch, moves that are
+   clearly worse than the best (by more than 3 standard errors each) stop
+   being sampled.
+
+**Determinism and the clock.** Worlds are evaluated in fixed batches
+(``batch`` worlds each; the first batch is one world). The clock is read only
+*between* batches: a new batch starts only if the time spent so far plus the
+mean batch time fits in the budget. Everything else is a pure function of
+``(view, level, time_ms, seed)``: worlds, policies, pruning and ranking. So a
+decision is a deterministic function of those inputs *and of the number of
+batches completed*, which ``Decision.samples`` reports: two calls with the same
+inputs that report the same ``samples`` return the same move, values and
+explanation. The level's sample target is sized to finish well inside its
+default budget, so with ``time_ms=None`` on a normal machine the answer is
+fully reproducible; only a machine too slow for the budget makes the clock cut
+earlier (and then the decision is the one the same seed gives for that many
+samples — a prefix of the same sequence of worlds).
+
+**Anytime.** A larger ``time_ms`` raises the sample target in proportion to
+the level's default budget (and from 4x the budget on, one more orbit of
+look-ahead); a smaller one lowers it. At least one world is always evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ai.evaluate import DealFn, Evaluator, Leaf, evaluator_for
+from engine.errors import GameOverError, NotYourTurnError
+from engine.game import Game, Move, Observation, State
+
+
+@dataclass(frozen=True)
+class Level:
+    """One playing strength: how much it samples and looks ahead, and its default time budget."""
+
+    number: int
+    samples: int  # worlds to evaluate at the default budget
+    time_ms: int  # default budget for 2 players; each extra player adds half of it
+    orbits: int  # how many times control returns to the seat before the leaf (0: end of own turn)
+    candidates: int  # root moves searched; the rest are cut by a one-ply estimate
+    batch: int  # worlds per batch (the clock is read between batches)
+    randomness: float = 0.0  # chance of answering with a uniformly random legal move
+    belief: bool = True  # use the game's belief model for re-deals (if it has one)
+
+    def budget_ms(self, num_players: int) -> float:
+        return self.time_ms * (1 + 0.5 * max(0, num_players - 2))
+
+
+LEVELS: dict[int, Level] = {
+    1: Level(1, samples=1, time_ms=50, orbits=0, candidates=4, batch=1, randomness=0.75),
+    2: Level(2, samples=4, time_ms=100, orbits=1, candidates=6, batch=2),
+    3: Level(3, samples=24, time_ms=200, orbits=1, candidates=10, batch=4),
+    4: Level(4, samples=96, time_ms=1000, orbits=1, candidates=16, batch=8),
+    5: Level(5, samples=400, time_ms=4000, orbits=2, candidates=24, batch=8),
+}
+DEFAULT_LEVEL = 3
+MAX_PLIES_PER_WORLD = 400  # a world is cut off (and evaluated) after this many simulated moves
+OWN_BRANCH_LIMIT = 24  # own inner decisions with more moves than this follow the model policy
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The AI's answer for one decision of one seat.
+
+    ``move`` is one of the seat's legal moves. ``alternatives`` lists the moves
+    the search compared, best first, each with its expected round margin in
+    points from the seat's side (``move`` is the first). ``value`` is how many
+    expected points the chosen move gains over the runner-up (0 when there was
+    no choice). ``win_chance`` is the estimated chance of winning the round
+    with the chosen move, ``samples`` the number of sampled deals (worlds).
+    """
+
+    move: Move
+    value: float
+    alternatives: list[dict[str, Any]]
+    win_chance: float
+    samples: int
+    explanation: str
+    elapsed_ms: float
+    level: int
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "move": dict(self.move),
+            "value": self.value,
+            "alternatives": [{"move": dict(a["move"]), "value": a["value"]} for a in self.alternatives],
+            "win_chance": self.win_chance,
+            "samples": self.samples,
+            "explanation": self.explanation,
+            "elapsed_ms": self.elapsed_ms,
+            "level": self.level,
+        }
+
+
+def choose_move(
+    game: Game,
+    view: Observation,
+    *,
+    level: int = DEFAULT_LEVEL,
+    time_ms: int | None = None,
+    seed: int = 0,
+) -> Decision:
+    """The move of ``view``'s seat, chosen from that view only (see the module docstring)."""
+    return search(game, view, level=level, time_ms=time_ms, seed=seed)
+
+
+def search(
+    game: Game,
+    view: Observation,
+    *,
+    level: int = DEFAULT_LEVEL,
+    time_ms: int | None = None,
+    seed: int = 0,
+    belief: bool | None = None,
+    evaluator: Evaluator | None = None,
+) -> Decision:
+    """:func:`choose_move` with the knobs the benchmarks turn (belief model on/off, another evaluator)."""
+    start = time.perf_counter()
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {sorted(LEVELS)}, not {level!r}")
+    lv = LEVELS[level]
+    seat = _check_view(view)
+    ev = evaluator or evaluator_for(game)
+    n = view["num_players"]
+    default_budget = lv.budget_ms(n)
+    budget = float(time_ms) if time_ms is not None else default_budget
+    if budget <= 0:
+        raise ValueError(f"time_ms must be positive, not {time_ms!r}")
+    ratio = budget / default_budget
+    target = max(1, round(lv.samples * ratio))
+    orbits = lv.orbits + (1 if ratio >= 4 else 0)
+    use_belief = lv.belief if belief is None else belief
+    deal = ev.deal(game, view) if use_belief else None
+    deadline = start + budget / 1000.0
+
+    root_rng = random.Random(f"ai/{seed}/root")
+    world0 = game.determinize(view, root_rng, deal=deal)
+    legal = game.legal_moves(world0)
+    if not legal:
+        raise GameOverError("there is no legal move in this position")
+
+    if lv.randomness and root_rng.random() < lv.randomness:
+        move = root_rng.choice(legal)
+        leaf = _Runner(game, ev, seat, world0, 0, root_rng).after_move(world0, move)
+        return _decision(game, ev, view, lv, [(move, leaf.value, leaf.win)], 1, start,
+                         note="plays at random (level 1)")
+
+    if len(legal) == 1:
+        leaf = _Runner(game, ev, seat, world0, 0, random.Random(f"ai/{seed}/p0")).after_move(world0, legal[0])
+        return _decision(game, ev, view, lv, [(legal[0], leaf.value, leaf.win)], 1, start, note="only move")
+
+    candidates = list(range(len(legal)))
+    if len(legal) > lv.candidates:
+        runner = _Runner(game, ev, seat, world0, 0, random.Random(f"ai/{seed}/pre"))
+        pre = [runner.after_move(world0, m).value for m in legal]
+        candidates = sorted(candidates, key=lambda i: -pre[i])[: lv.candidates]
+        candidates.sort()
+
+    stats = {i: _Stats() for i in candidates}
+    active = list(candidates)
+    done = 0
+    searching = 0.0  # seconds spent on worlds so far
+    while done < target:
+        size = 1 if done == 0 else min(lv.batch, target - done)
+        if done and time.perf_counter() + searching / done * size > deadline:
+            break  # the next batch would not fit: the clock cuts only here, between batches
+        t0 = time.perf_counter()
+        for k in range(done, done + size):
+            wrng = random.Random(f"ai/{seed}/{k}")
+            world = game.determinize(view, wrng, deal=deal)
+            for i in active:
+                runner = _Runner(game, ev, seat, world, orbits, random.Random(f"ai/{seed}/{k}/policy"))
+                leaf = runner.after_move(world, legal[i])
+                stats[i].add(leaf)
+        done += size
+        searching += time.perf_counter() - t0
+        if done >= 8 and len(active) > 2:
+            active = _prune(active, stats)
+
+    ranked = sorted(candidates, key=lambda i: (-stats[i].mean, i))
+    results = [(legal[i], stats[i].mean, stats[i].win) for i in ranked]
+    return _decision(game, ev, view, lv, results, done, start)
+
+
+def _check_view(view: Observation) -> int:
+    if not isinstance(view, dict) or "seat" not in view or "hidden" not in view:
+        raise ValueError("choose_move needs a seat's view: game.observation(state, seat)")
+    seat = view["seat"]
+    if seat is None:
+        raise ValueError("a spectator's view has no seat to play for")
+    if view.get("winners") is not None or view.get("to_move") is None:
+        raise GameOverError("the game is over: there is no move to choose")
+    if view["to_move"] != seat:
+        raise NotYourTurnError(f"it is seat {view['to_move']}'s decision, not seat {seat}'s: the AI plays "
+                               "only for the seat whose turn it is")
+    return int(seat)
+
+
+class _Stats:
+    __slots__ = ("n", "sum", "sum_sq", "wins")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.sum = 0.0
+        self.sum_sq = 0.0
+        self.wins = 0.0
+
+    def add(self, leaf: Leaf) -> None:
+        self.n += 1
+        self.sum += leaf.value
+        self.sum_sq += leaf.value * leaf.value
+        self.wins += leaf.win
+
+    @property
+    def mean(self) -> float:
+        return self.sum / self.n if self.n else -math.inf
+
+    @property
+    def win(self) -> float:
+        return self.wins / self.n if self.n else 0.0
+
+    @property
+    def stderr(self) -> float:
+        if self.n < 2:
+            return math.inf
+        var = max(0.0, (self.sum_sq - self.sum * self.sum / self.n) / (self.n - 1))
+        return math.sqrt(var / self.n)
+
+
+def _prune(active: list[int], stats: dict[int, _Stats]) -> list[int]:
+    best = max(active, key=lambda i: (stats[i].mean, -i))
+    floor = stats[best].mean - 3 * stats[best].stderr
+    return [i for i in active if i == best or stats[i].mean + 3 * stats[i].stderr >= floor]
+
+
+class _Runner:
+    """Plays one world forward from a root move and scores the leaf, for one seat."""
+
+    def __init__(self, game: Game, ev: Evaluator, seat: int, root: State, orbits: int, rng: random.Random):
+        self.game = game
+        self.ev = ev
+        self.seat = seat
+        self.round_index = len(root.round_scores)
+        self.orbits = orbits
+        self.rng = rng
+        self.apply: Callable[..., tuple[State, Any]] = game.apply
+
+    def _finished(self, state: State) -> bool:
+        return len(state.round_scores) > self.round_index or state.is_over
+
+    def _leaf(self, state: State) -> Leaf:
+        if len(state.round_scores) > self.round_index:
+            return self.ev.round_result(self.game, state, self.seat, self.round_index)
+        return self.ev.leaf(self.game, state, self.seat)
+
+    def after_move(self, state: State, move: Move) -> Leaf:
+        state = self.apply(state, move, check=False)[0]
+        orbits_left = self.orbits
+        others_moved = False
+        for _ in range(MAX_PLIES_PER_WORLD):
+            if self._finished(state):
+                break
+            mover = state.to_move
+            if mover == self.seat:
+                if others_moved:
+                    orbits_left -= 1
+                    others_moved = False
+                    if orbits_left < 0:
+                        break
+                move = self._own_choice(state, in_root_turn=not others_moved and orbits_left == self.orbits)
+            else:
+                if orbits_left <= 0:
+                    break
+                others_moved = True
+                move = self.ev.policy(self.game, state, self.rng)
+            state = self.apply(state, move, check=False)[0]
+        return self._leaf(state)
+
+    def _own_choice(self, state: State, in_root_turn: bool) -> Move:
+        """The seat's own later decision in the root turn maximises the leaf; later turns follow the policy.
+
+        Maximising in a sampled world is honest only when the seat would know what the world reveals by
+        then: within the root turn it does (a discard after a stock draw sees the drawn card) unless the
+        evaluator says the move takes an unseen card; in later turns it would not, so the policy plays.
+        """
+        moves = self.game.legal_moves(state)
+        if len(moves) == 1:
+            return moves[0]
+        if (not in_root_turn or len(moves) > OWN_BRANCH_LIMIT
+                or not self.ev.can_maximise(self.game, state)):
+            return self.ev.policy(self.game, state, self.rng)
+        best, best_value = moves[0], -math.inf
+        for m in moves:
+            nxt = self.apply(state, m, check=False)[0]
+            value = self._leaf(nxt).value
+            if value > best_value:
+                best, best_value = m, value
+        return best
+
+
+def _decision(
+    game: Game,
+    ev: Evaluator,
+    view: Observation,
+    lv: Level,
+    results: list[tuple[Move, float, float]],
+    samples: int,
+    start: float,
+    note: str | None = None,
+) -> Decision:
+    move, value, win = results[0]
+    gain = value - results[1][1] if len(results) > 1 else 0.0
+    ranked = [(m, v) for m, v, _ in results]
+    explanation = ev.explain(game, view, move, ranked)
+    if note:
+        explanation = f"{explanation} ({note})"
+    return Decision(
+        move=dict(move),
+        value=round(gain, 3),
+        alternatives=[{"move": dict(m), "value": round(v, 3)} for m, v in ranked],
+        win_chance=round(min(1.0, max(0.0, win)), 4),
+        samples=samples,
+        explanation=explanation,
+        elapsed_ms=round((time.perf_counter() - start) * 1000.0, 2),
+        level=lv.number,
+    )
+
+
+__all__ = ["LEVELS", "DealFn", "Decision", "Level", "choose_move", "search"]
