@@ -1,0 +1,632 @@
+/* cardtable /play: a reference client of the public REST API, in plain JavaScript (no build step).
+ *
+ * The page holds one thing: the seat token that POST /v1/matches returned for the human seat. Everything
+ * it shows comes from that seat's view (GET /v1/matches/{id}), the legal moves it lists come from
+ * GET /v1/matches/{id}/legal-moves and are posted back exactly as given, and the hint comes from
+ * GET /v1/matches/{id}/hint. When an AI seat is to move the page asks the server to play it
+ * (POST /v1/matches/{id}/advance); a server that plays AI turns by itself is polled instead.
+ *
+ * The table is drawn generically from the view (every key a game adds is shown, cards as cards), with
+ * small per-game renderers keyed by game id where a game reads better another way.
+ */
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+const RANK_LABELS = { T: "10" };
+const RANK_ORDER = "A23456789TJQK";
+const CARD_RE = /^(?:[2-9TJQKA][CDHS]|JK)$/;
+// keys every view has (engine/game.py); the rest is the game's own table
+const COMMON_KEYS = new Set(["game", "seat", "num_players", "options", "round", "dealer", "phase", "to_move",
+  "ply", "turns_in_round", "totals", "round_scores", "winners", "hidden", "hand", "hand_sizes", "version",
+  "events", "match_id"]);
+const STORE_KEY = "cardtable.play.match";
+
+const S = {
+  games: [], game: null, matchId: null, token: null, seat: 0, names: [], ai: [], level: 3,
+  view: null, moves: [], version: null, busy: false, shownRounds: 0, loggedVersion: 0, lastRoundEnd: null,
+};
+
+// -- the API --------------------------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, problem) {
+    super(problemText(status, problem));
+    this.status = status;
+    this.code = problem && problem.code;
+  }
+}
+
+function problemText(status, p) {
+  if (!p) return `The server answered ${status}.`;
+  let text = p.detail || p.title || `The server answered ${status}.`;
+  if (p.errors && typeof p.errors === "object") {
+    text += " " + Object.entries(p.errors).map(([k, v]) => `${k}: ${[].concat(v).join(", ")}`).join("; ");
+  }
+  return text;
+}
+
+async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (S.token) headers.Authorization = "Bearer " + S.token;
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = null; }
+  if (!res.ok) throw new ApiError(res.status, data);
+  return data;
+}
+
+const matchPath = (suffix = "") => `/v1/matches/${encodeURIComponent(S.matchId)}${suffix}`;
+
+// -- cards ----------------------------------------------------------------------------------------
+
+const isCard = (v) => typeof v === "string" && CARD_RE.test(v);
+const rankOf = (c) => (c === "JK" ? 0 : RANK_ORDER.indexOf(c[0]) + 1);
+const suitIndex = (c) => (c === "JK" ? 4 : "CDHS".indexOf(c[1]));
+const cardOrder = (a, b) => suitIndex(a) - suitIndex(b) || rankOf(a) - rankOf(b);
+
+function isWild(card, view) {
+  if (card === "JK") return true;
+  if (!view) return false;
+  if (Number.isInteger(view.wild_rank)) return rankOf(card) === view.wild_rank;
+  if (Array.isArray(view.wild_ranks)) return view.wild_ranks.includes(rankOf(card));
+  return false;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function cardEl(name, view, { mini = false, extra = "" } = {}) {
+  const wild = isWild(name, view);
+  const classes = ["card"];
+  if (mini) classes.push("mini");
+  if (name === "JK") classes.push("joker");
+  else if (name[1] === "D" || name[1] === "H") classes.push("red");
+  if (wild) classes.push("wild");
+  if (extra) classes.push(extra);
+  const label = name === "JK" ? "joker" : `${RANK_LABELS[name[0]] || name[0]} of ${{ C: "clubs", D: "diamonds", H: "hearts", S: "spades" }[name[1]]}`;
+  const node = el("span", { class: classes.join(" "), title: label + (wild ? " (wild)" : ""), "data-card": name,
+    "aria-label": label + (wild ? ", wild" : "") });
+  if (name === "JK") {
+    node.append(el("span", { class: "rank", text: "JK" }), el("span", { class: "suit", text: "🃏" }));
+  } else {
+    node.append(el("span", { class: "rank", text: RANK_LABELS[name[0]] || name[0] }),
+      el("span", { class: "suit", text: SUIT_SYMBOLS[name[1]] }));
+  }
+  return node;
+}
+
+function cardBack(count) {
+  return el("span", { class: "pile" }, el("span", { class: "card back", "aria-hidden": "true" }),
+    el("span", { text: `${count} card${count === 1 ? "" : "s"}` }));
+}
+
+function meldEl(meld, view) {
+  const cards = meld.cards || [];
+  const stands = meld.stands_for || [];
+  const node = el("span", { class: "meld", title: meld.kind || "meld" });
+  cards.forEach((c, i) => {
+    const card = cardEl(c, view, { mini: true });
+    if (isWild(c, view) && stands[i] && stands[i] !== c) card.title += ` as ${stands[i]}`;
+    node.append(card);
+  });
+  return node;
+}
+
+/** Any JSON value of a view, with cards drawn as cards. */
+function valueEl(value, view) {
+  if (isCard(value)) return cardEl(value, view, { mini: true });
+  if (Array.isArray(value)) {
+    if (!value.length) return el("span", { class: "muted", text: "—" });
+    if (value.every(isCard)) return el("span", { class: "cards" }, value.map((c) => cardEl(c, view, { mini: true })));
+    return el("span", { class: "melds" }, value.map((v) => valueEl(v, view)));
+  }
+  if (value && typeof value === "object") {
+    if (Array.isArray(value.cards)) return meldEl(value, view);
+    return el("span", {}, Object.entries(value).map(([k, v]) => el("span", {}, `${words(k)} `, valueEl(v, view), " ")));
+  }
+  if (value === null || value === undefined) return el("span", { class: "muted", text: "—" });
+  if (typeof value === "boolean") return document.createTextNode(value ? "yes" : "no");
+  return document.createTextNode(String(value));
+}
+
+const words = (key) => String(key).replace(/_/g, " ");
+const capital = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
+// -- per-game renderers ---------------------------------------------------------------------------
+
+const generic = {
+  header(view) { return []; },
+  tableZones(view) {
+    const zones = [];
+    const n = view.num_players;
+    for (const [key, value] of Object.entries(view)) {
+      if (COMMON_KEYS.has(key) || (this.skipKeys && this.skipKeys.has(key))) continue;
+      if (Array.isArray(value) && value.length === n && n > 1 && value.every(Array.isArray)) {
+        value.forEach((v, seat) => {
+          if (v.length) zones.push([`${capital(words(key))} · ${S.names[seat]}`, valueEl(v, view)]);
+        });
+        continue;
+      }
+      zones.push([capital(words(key)), valueEl(value, view)]);
+    }
+    return zones;
+  },
+  handExtra(view) { return null; },
+  describeMove(move, view) {
+    const parts = [capital(words(move.type || "?"))];
+    for (const [k, v] of Object.entries(move)) {
+      if (k === "type") continue;
+      if (typeof v === "boolean") { if (v) parts.push(` and ${words(k)}`); continue; }
+      if (k === "card" || k === "cards") { parts.push(" ", valueEl(v, view)); continue; }
+      if (k === "source") { parts.push(` from the ${v}`); continue; }
+      parts.push(` ${words(k)} `, valueEl(v, view));
+    }
+    return parts;
+  },
+  moveClass(move) { return ""; },
+};
+
+const rummyRounds = Object.assign(Object.create(generic), {
+  skipKeys: new Set(["stock_size", "discard", "wild_rank", "known", "taken", "went_out", "last_turns"]),
+  header(view) {
+    const r = view.wild_rank;
+    return [`${RANK_LABELS[RANK_ORDER[r - 1]] || RANK_ORDER[r - 1]}s are wild`];
+  },
+  tableZones(view) {
+    const discard = view.discard || [];
+    const zones = [
+      ["Stock", cardBack(view.stock_size || 0)],
+      ["Discard", el("span", { class: "pile" }, discard.length ? cardEl(discard[discard.length - 1], view) : el("span", { class: "muted", text: "empty" }),
+        el("span", { class: "muted", text: `${discard.length} in the pile` }))],
+    ];
+    (view.known || []).forEach((cards, seat) => {
+      if (cards.length && seat !== view.seat) zones.push([`${S.names[seat]} holds`, valueEl(cards, view)]);
+    });
+    if (Number.isInteger(view.went_out)) {
+      zones.push(["Going out", el("strong", { text: `${S.names[view.went_out]} went out: one last turn each (${view.last_turns} to go)` })]);
+    }
+    return zones.concat(generic.tableZones.call(this, view));
+  },
+  describeMove(move, view) {
+    const discard = view.discard || [];
+    if (move.type === "draw") {
+      if (move.source === "discard" && discard.length) return ["Take ", cardEl(discard[discard.length - 1], view, { mini: true })];
+      return ["Draw from the stock"];
+    }
+    if (move.type === "discard") return ["Discard ", cardEl(move.card, view, { mini: true })];
+    if (move.type === "go_out") return ["Go out, discarding ", cardEl(move.card, view, { mini: true })];
+    return generic.describeMove(move, view);
+  },
+  moveClass(move) { return move.type === "go_out" ? "go-out" : ""; },
+});
+
+const RENDERERS = { "three-thirteen": rummyRounds, threezies: rummyRounds };
+const renderer = () => RENDERERS[S.game && S.game.id] || generic;
+
+// -- setup ----------------------------------------------------------------------------------------
+
+async function loadGames() {
+  const data = await api("GET", "/v1/games");
+  S.games = Array.isArray(data) ? data : data.games || [];
+  const select = $("game-select");
+  select.replaceChildren(...S.games.map((g) => el("option", { value: g.id, text: g.name })));
+  const wanted = new URLSearchParams(location.search).get("game");
+  if (wanted && S.games.some((g) => g.id === wanted)) select.value = wanted;
+  else if (S.games.some((g) => g.id === "three-thirteen")) select.value = "three-thirteen";
+  onGameChange();
+}
+
+function onGameChange() {
+  const game = S.games.find((g) => g.id === $("game-select").value);
+  if (!game) return;
+  const players = $("players-select");
+  const options = [];
+  for (let n = game.min_players; n <= game.max_players; n++) options.push(el("option", { value: String(n), text: String(n) }));
+  players.replaceChildren(...options);
+  $("game-summary").textContent = `${game.min_players}–${game.max_players} players · ${game.lower_score_wins === false ? "highest" : "lowest"} total wins`;
+  const fields = (game.options || []).map((o) => optionField(o));
+  $("options-fields").replaceChildren(...fields);
+  api("GET", `/v1/games/${encodeURIComponent(game.id)}`).then((full) => {
+    const text = full.summary || full.rules_summary || (full.rules && full.rules.summary);
+    if (text && $("game-select").value === game.id) $("game-summary").textContent = text;
+  }).catch(() => {});
+}
+
+function optionField(o) {
+  const id = `opt-${o.name}`;
+  let input;
+  if (o.type === "bool") {
+    input = el("input", { type: "checkbox", id, "data-option": o.name, "data-type": "bool" });
+    input.checked = !!o.default;
+    return el("label", { class: "check" }, input, ` ${words(o.name)} `, el("span", { class: "desc", text: o.description || "" }));
+  }
+  if (o.type === "enum" || (o.choices && o.choices.length)) {
+    input = el("select", { id, "data-option": o.name, "data-type": o.type });
+    input.append(...o.choices.map((c) => el("option", { value: String(c), text: String(c) })));
+    input.value = String(o.default);
+  } else {
+    input = el("input", { type: "number", id, "data-option": o.name, "data-type": o.type, step: "1" });
+    if (o.minimum !== undefined) input.min = o.minimum;
+    if (o.maximum !== undefined) input.max = o.maximum;
+    input.value = String(o.default);
+  }
+  input.dataset.default = String(o.default);
+  return el("label", {}, words(o.name), input, el("span", { class: "desc", text: o.description || "" }));
+}
+
+function chosenOptions() {
+  const out = {};
+  for (const input of document.querySelectorAll("[data-option]")) {
+    const name = input.dataset.option;
+    if (input.dataset.type === "bool") {
+      const game = S.games.find((g) => g.id === $("game-select").value);
+      const spec = (game.options || []).find((o) => o.name === name);
+      if (spec && input.checked !== !!spec.default) out[name] = input.checked;
+    } else if (input.value !== input.dataset.default) {
+      out[name] = input.dataset.type === "int" ? Number(input.value) : input.value;
+    }
+  }
+  return out;
+}
+
+async function startMatch(ev) {
+  ev.preventDefault();
+  $("setup-error").textContent = "";
+  const game = S.games.find((g) => g.id === $("game-select").value);
+  const n = Number($("players-select").value);
+  const level = Number($("level-select").value);
+  const players = [{ name: $("name-input").value.trim() || "You" }];
+  for (let i = 1; i < n; i++) players.push({ name: `AI ${i}`, ai: { level } });
+  const body = { game: game.id, players };
+  const options = chosenOptions();
+  if (Object.keys(options).length) body.options = options;
+  if ($("seed-input").value !== "") body.seed = Number($("seed-input").value);
+  $("start-button").disabled = true;
+  try {
+    S.token = null;
+    const created = await api("POST", "/v1/matches", body);
+    const mine = created.seats.find((s) => s.token) || created.seats[0];
+    Object.assign(S, {
+      game, matchId: created.match_id, token: mine.token, seat: mine.seat, level,
+      names: created.seats.map((s) => s.name || (s.ai ? `AI ${s.seat}` : `Seat ${s.seat}`)),
+      ai: created.seats.map((s) => !!s.ai), version: created.version, shownRounds: 0, loggedVersion: 0,
+      lastRoundEnd: null, noAdvance: false,
+    });
+    sessionStorage.setItem(STORE_KEY, JSON.stringify({ game: game.id, matchId: S.matchId, token: S.token,
+      seat: S.seat, names: S.names, ai: S.ai, level }));
+    enterMatch();
+    await sync(null);
+  } catch (err) {
+    $("setup-error").textContent = err.message;
+  } finally {
+    $("start-button").disabled = false;
+  }
+}
+
+function enterMatch() {
+  $("setup").classList.add("hidden");
+  $("match").classList.remove("hidden");
+  $("summary").classList.add("hidden");
+  $("hint").classList.add("hidden");
+  $("log").replaceChildren();
+  $("match-title").textContent = `${S.game.name} · match ${S.matchId}`;
+}
+
+function newMatch() {
+  sessionStorage.removeItem(STORE_KEY);
+  Object.assign(S, { matchId: null, token: null, view: null, moves: [] });
+  $("match").classList.add("hidden");
+  $("setup").classList.remove("hidden");
+  $("match-title").textContent = "";
+}
+
+// -- the match loop -------------------------------------------------------------------------------
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const isOver = (view) => Array.isArray(view.winners);
+
+/** Fetch the view (and events since the last one we saw); play AI turns until it is our decision. */
+async function sync(initialView) {
+  let view = initialView || null;
+  for (let polls = 0; ; polls++) {
+    if (!view) view = await fetchView();
+    setView(view);
+    if (isOver(view)) { S.moves = []; render(); showGameOver(); return; }
+    if (view.to_move === S.seat) {
+      const legal = await api("GET", matchPath("/legal-moves"));
+      S.moves = legal.moves || [];
+      if (legal.version !== undefined) S.version = legal.version;
+      render();
+      return;
+    }
+    S.moves = [];
+    render();
+    const advanced = await advance();
+    if (!advanced) await sleep(Math.min(1500, 200 + 100 * polls));
+    view = advanced && advanced.view ? advanced.view : null;
+  }
+}
+
+/** GET the seat's view: ``{match_id, version, scores, view, events}``, events since the last one logged. */
+async function fetchView() {
+  const body = await api("GET", matchPath(`?since=${S.loggedVersion}`));
+  if (Number.isInteger(body.version)) S.version = body.version;
+  absorbEvents(body.events || []);
+  return body.view && typeof body.view === "object" ? body.view : body;
+}
+
+/** Ask the server to play the AI seats; false when it plays them by itself (no advance endpoint). */
+async function advance() {
+  if (S.noAdvance) return false;
+  try {
+    const res = await api("POST", matchPath("/advance"), {});
+    if (res) {
+      if (res.version !== undefined) S.version = res.version;
+      absorbEvents(res.events || []);
+    }
+    return res || true;
+  } catch (err) {
+    if (err.status === 404 || err.status === 405) { S.noAdvance = true; return false; }
+    if (err.status === 409) return false; // someone else moved: just look again
+    throw err;
+  }
+}
+
+function setView(view) {
+  S.view = view;
+  const rounds = (view.round_scores || []).length;
+  if (rounds > S.shownRounds) {
+    showRoundSummary(view, rounds);
+    S.shownRounds = rounds;
+  }
+}
+
+/** Log events (from move and advance answers, and from GET ?since=); each carries the version of its move,
+ * so an event seen twice is logged once. */
+function absorbEvents(events) {
+  if (!events || !events.length) return;
+  let newest = S.loggedVersion;
+  for (const ev of events) {
+    if (Number.isInteger(ev.version)) {
+      if (ev.version <= S.loggedVersion) continue;
+      newest = Math.max(newest, ev.version);
+    }
+    if (ev.type === "round_end") S.lastRoundEnd = ev;
+    const text = describeEvent(ev);
+    if (text) $("log").append(el("li", {}, ...[].concat(text)));
+  }
+  S.loggedVersion = newest;
+  const log = $("log");
+  log.scrollTop = log.scrollHeight;
+}
+
+async function playMove(move) {
+  if (S.busy) return;
+  S.busy = true;
+  $("move-error").textContent = "";
+  $("hint").classList.add("hidden");
+  setMovesEnabled(false);
+  try {
+    const res = await api("POST", matchPath("/moves"), { move, expected_version: S.version });
+    if (res.version !== undefined) S.version = res.version;
+    absorbEvents(res.events || []);
+    await sync(res.view);
+  } catch (err) {
+    $("move-error").textContent = err.message;
+    try { await sync(); } catch (e) { /* the error above says enough */ }
+  } finally {
+    S.busy = false;
+    setMovesEnabled(true);
+  }
+}
+
+async function showHint() {
+  const box = $("hint");
+  box.classList.remove("hidden");
+  box.replaceChildren(el("span", { class: "waiting", text: "The AI is thinking about your hand…" }));
+  $("hint-button").disabled = true;
+  try {
+    const h = await api("GET", matchPath(`/hint?level=${S.level}`));
+    const r = renderer();
+    const key = JSON.stringify(sortKeys(h.move));
+    document.querySelectorAll("button.move").forEach((b) => b.classList.toggle("suggested", b.dataset.key === key));
+    const parts = [el("strong", {}, "AI suggests: ", ...r.describeMove(h.move, S.view))];
+    if (h.explanation) parts.push(el("div", { class: "explanation", text: h.explanation }));
+    const facts = [];
+    if (typeof h.value === "number") facts.push(`value ${h.value >= 0 ? "+" : ""}${h.value.toFixed(1)}`);
+    if (typeof h.win_chance === "number") facts.push(`win chance ${Math.round(h.win_chance * 100)}%`);
+    if (h.samples) facts.push(`${h.samples} sampled deals`);
+    if (facts.length) parts.push(el("div", { class: "muted small", text: facts.join(" · ") }));
+    const alts = (h.alternatives || []).slice(1, 4);
+    if (alts.length) {
+      parts.push(el("div", { class: "muted small" }, "Also: ",
+        ...alts.flatMap((a, i) => [i ? " · " : "", ...r.describeMove(a.move, S.view),
+          typeof a.value === "number" ? ` (${a.value >= 0 ? "+" : ""}${a.value.toFixed(1)})` : ""])));
+    }
+    box.replaceChildren(...parts);
+  } catch (err) {
+    box.replaceChildren(el("span", { class: "error", text: err.message }));
+  } finally {
+    $("hint-button").disabled = false;
+  }
+}
+
+function sortKeys(obj) {
+  if (Array.isArray(obj)) return obj.map(sortKeys);
+  if (obj && typeof obj === "object") return Object.fromEntries(Object.keys(obj).sort().map((k) => [k, sortKeys(obj[k])]));
+  return obj;
+}
+
+// -- drawing --------------------------------------------------------------------------------------
+
+function render() {
+  const view = S.view;
+  const r = renderer();
+  const mine = view.to_move === S.seat;
+  const status = [el("span", { text: S.game.name }), el("span", { text: `Round ${view.round}` })];
+  r.header(view).forEach((t) => status.push(el("span", { text: t })));
+  if (!isOver(view)) {
+    status.push(el("span", { class: "turn" + (mine ? " mine" : ""),
+      text: mine ? "Your turn" : `${S.names[view.to_move]} is thinking…` }));
+  }
+  $("status").replaceChildren(...status);
+  renderScores(view);
+  const zones = r.tableZones(view).map(([label, node]) => el("div", { class: "zone" }, el("span", { class: "zone-label", text: label }), node));
+  $("table").replaceChildren(el("h3", { text: "Table" }), ...zones);
+  renderHand(view, r);
+  renderMoves(view, r, mine);
+}
+
+function renderScores(view) {
+  const rows = S.names.map((name, seat) => el("tr", { class: [seat === view.to_move ? "to-move" : "", seat === S.seat ? "me" : ""].join(" ") },
+    el("td", { text: name + (seat === view.dealer ? " (dealer)" : "") }),
+    el("td", { text: view.hand_sizes ? String(view.hand_sizes[seat]) : "" }),
+    el("td", { text: (view.round_scores || []).length ? String(view.round_scores[view.round_scores.length - 1][seat]) : "—" }),
+    el("td", { text: String(view.totals[seat]) })));
+  $("scoreboard").replaceChildren(el("table", { class: "scores" },
+    el("thead", {}, el("tr", {}, el("th", { text: "Player" }), el("th", { text: "Cards" }), el("th", { text: "Last round" }), el("th", { text: "Total" }))),
+    el("tbody", {}, rows)));
+}
+
+function renderHand(view, r) {
+  const hand = (view.hand || []).slice();
+  const wild = hand.filter((c) => isWild(c, view)).sort(cardOrder);
+  const groups = [[], [], [], []];
+  hand.filter((c) => !isWild(c, view)).sort(cardOrder).forEach((c) => groups[suitIndex(c)].push(c));
+  if (wild.length) groups.push(wild);
+  $("hand-count").textContent = `(${hand.length} cards)`;
+  $("hand").replaceChildren(...groups.filter((g) => g.length).map((g) => el("span", { class: "suit-group" },
+    g.map((c) => cardEl(c, view, { extra: "in-hand" + (c === view.taken ? " taken" : "") })))));
+  const extra = r.handExtra(view);
+  $("hand-extra").replaceChildren(...(extra ? [extra] : []));
+}
+
+function renderMoves(view, r, mine) {
+  $("moves-title").textContent = isOver(view) ? "The match is over" : mine ? "Your moves" : "Waiting for the AI";
+  $("hint-button").classList.toggle("hidden", !mine);
+  const buttons = S.moves.map((move) => {
+    const b = el("button", { type: "button", class: `move ${r.moveClass(move)}`.trim() }, ...r.describeMove(move, view));
+    b.dataset.key = JSON.stringify(sortKeys(move));
+    b.addEventListener("click", () => playMove(move));
+    return b;
+  });
+  $("moves").replaceChildren(...(buttons.length ? buttons : [el("span", { class: "waiting", text: isOver(view) ? "" : "…" })]));
+}
+
+function setMovesEnabled(on) {
+  document.querySelectorAll("button.move").forEach((b) => { b.disabled = !on; });
+}
+
+function describeEvent(ev) {
+  const who = Number.isInteger(ev.seat) ? S.names[ev.seat] : null;
+  const v = S.view;
+  switch (ev.type) {
+    case "draw":
+      if (ev.card && ev.source === "discard") return [`${who} took `, cardEl(ev.card, v, { mini: true }), " from the discard pile"];
+      return `${who} drew from the ${ev.source || "stock"}`;
+    case "discard": return [`${who} discarded `, cardEl(ev.card, v, { mini: true })];
+    case "go_out": return [el("strong", { text: `${who} went out` }), ev.card ? [", discarding ", cardEl(ev.card, v, { mini: true })] : ""];
+    case "reshuffle": return `The discard pile was shuffled into a new stock (${ev.cards} cards)`;
+    case "round_start": return el("strong", { text: `Round ${ev.round} begins` + (Number.isInteger(ev.dealer) ? `, ${S.names[ev.dealer]} deals` : "") });
+    case "round_end": return el("strong", { text: `Round ${ev.round} is over` });
+    case "game_end": return el("strong", { text: "The match is over" });
+    default: {
+      const fields = Object.entries(ev).filter(([k]) => k !== "type" && k !== "seat");
+      return [who ? `${who}: ` : "", words(ev.type), ...fields.flatMap(([k, val]) => [` ${words(k)} `, valueEl(val, v)])];
+    }
+  }
+}
+
+function showRoundSummary(view, rounds) {
+  const round = rounds; // rounds are numbered from 1, round_scores has one row per finished round
+  const ev = S.lastRoundEnd && S.lastRoundEnd.round === round ? S.lastRoundEnd : null;
+  const scores = view.round_scores[rounds - 1];
+  const evView = ev && Number.isInteger(view.wild_rank) && S.game && RENDERERS[S.game.id] === rummyRounds
+    ? Object.assign({}, view, { wild_rank: round + 2 }) : view;
+  const head = ["Player"];
+  if (ev && ev.melds) head.push("Melds");
+  if (ev && (ev.deadwood || ev.hands)) head.push(ev.deadwood ? "Left over" : "Hand");
+  head.push("Round", "Total");
+  const rows = S.names.map((name, seat) => {
+    const cells = [el("td", { text: name })];
+    if (ev && ev.melds) cells.push(el("td", {}, valueEl(ev.melds[seat] || [], evView)));
+    if (ev && (ev.deadwood || ev.hands)) cells.push(el("td", {}, valueEl((ev.deadwood || ev.hands)[seat] || [], evView)));
+    cells.push(el("td", { class: "num", text: String(scores[seat]) }), el("td", { class: "num", text: String(view.totals[seat]) }));
+    return el("tr", {}, cells);
+  });
+  const reason = ev && Number.isInteger(ev.went_out) ? ` — ${S.names[ev.went_out]} went out` : ev && ev.reason ? ` — ${words(ev.reason)}` : "";
+  const box = $("summary");
+  box.replaceChildren(el("h3", { text: `Round ${round} is over${reason}` }),
+    el("table", { class: "summary-table" }, el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= head.length - 2 ? "num" : "", text: h })))),
+      el("tbody", {}, rows)));
+  box.classList.remove("hidden");
+}
+
+function showGameOver() {
+  const view = S.view;
+  const rounds = view.round_scores || [];
+  const head = el("tr", {}, el("th", { text: "Round" }), S.names.map((n) => el("th", { class: "num", text: n })));
+  const rows = rounds.map((row, i) => el("tr", {}, el("td", { text: String(i + 1) }), row.map((v) => el("td", { class: "num", text: String(v) }))));
+  rows.push(el("tr", {}, el("th", { text: "Total" }), view.totals.map((t) => el("th", { class: "num", text: String(t) }))));
+  const winners = view.winners || [];
+  const text = winners.includes(S.seat)
+    ? (winners.length > 1 ? "You share the win!" : "You win!")
+    : `${winners.map((w) => S.names[w]).join(" and ")} win${winners.length > 1 ? "" : "s"}.`;
+  const box = $("summary");
+  const last = box.classList.contains("hidden") ? [] : Array.from(box.childNodes);
+  box.replaceChildren(el("h3", { text: "Game over" }), el("p", { class: "winner", id: "winner", text }),
+    el("table", { class: "summary-table", id: "final-scores" }, el("thead", {}, head), el("tbody", {}, rows)), ...last);
+  box.classList.remove("hidden");
+  sessionStorage.removeItem(STORE_KEY);
+}
+
+// -- start ----------------------------------------------------------------------------------------
+
+async function resume() {
+  const saved = JSON.parse(sessionStorage.getItem(STORE_KEY) || "null");
+  if (!saved) return false;
+  const game = S.games.find((g) => g.id === saved.game);
+  if (!game) return false;
+  Object.assign(S, { game, matchId: saved.matchId, token: saved.token, seat: saved.seat, names: saved.names,
+    ai: saved.ai, level: saved.level || 3, version: null, loggedVersion: 0, shownRounds: 0, lastRoundEnd: null });
+  try {
+    enterMatch();
+    const view = await fetchView();
+    S.shownRounds = (view.round_scores || []).length;
+    await sync(view);
+    return true;
+  } catch (err) {
+    newMatch();
+    return false;
+  }
+}
+
+async function main() {
+  $("setup-form").addEventListener("submit", startMatch);
+  $("game-select").addEventListener("change", onGameChange);
+  $("hint-button").addEventListener("click", showHint);
+  $("new-button").addEventListener("click", newMatch);
+  try {
+    await loadGames();
+  } catch (err) {
+    $("setup-error").textContent = `Could not load the games: ${err.message}`;
+    return;
+  }
+  await resume();
+  document.body.dataset.ready = "true";
+}
+
+main();

@@ -1,0 +1,435 @@
+"""Text rendering of views, moves and events for the terminal (``cardtable play`` and friends).
+
+Everything here works from what a seat may know — a view (``game.observation``),
+a move from ``legal_moves``, a public event — never from a full state, so the
+terminal shows a player exactly what the API would show them.
+
+The table is rendered generically from the view (any key a game adds is shown,
+cards with suit symbols), and a few small per-game renderers, keyed by game id
+in :data:`RENDERERS`, say things better where a generic line would be clumsy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, TextIO
+
+from engine.cards import JOKER, parse_card, rank_of, suit_of
+from engine.errors import EngineError
+from engine.game import Game
+
+SUIT_SYMBOLS = ("♣", "♦", "♥", "♠")
+SUIT_LETTERS = ("C", "D", "H", "S")
+RANK_LABELS = {1: "A", 10: "10", 11: "J", 12: "Q", 13: "K"}
+CARD_RE = re.compile(r"^(?:[2-9TJQKA][CDHS]|JK)$")
+
+# Keys every view has (engine/game.py); the generic renderer shows the rest as the game's table.
+COMMON_KEYS = frozenset({
+    "game", "seat", "num_players", "options", "round", "dealer", "phase", "to_move", "ply",
+    "turns_in_round", "totals", "round_scores", "winners", "hidden", "hand", "hand_sizes",
+    "version", "events", "match_id",
+})
+
+
+def is_card(value: Any) -> bool:
+    return isinstance(value, str) and CARD_RE.match(value) is not None
+
+
+def wants_color(stream: TextIO) -> bool:
+    """Colour only on a terminal that has it, and never when NO_COLOR is set (no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def can_print_symbols(stream: TextIO) -> bool:
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        "".join(SUIT_SYMBOLS).encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+class Style:
+    """ANSI colours (or none), and suit symbols (or letters where the terminal can't print them)."""
+
+    def __init__(self, color: bool = False, symbols: bool = True) -> None:
+        self.color = color
+        self.symbols = symbols
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> Style:
+        return cls(color=wants_color(stream), symbols=can_print_symbols(stream))
+
+    def paint(self, text: str, *codes: int) -> str:
+        if not self.color or not codes:
+            return text
+        return "\x1b[" + ";".join(map(str, codes)) + "m" + text + "\x1b[0m"
+
+    def bold(self, text: str) -> str:
+        return self.paint(text, 1)
+
+    def dim(self, text: str) -> str:
+        return self.paint(text, 2)
+
+    def title(self, text: str) -> str:
+        return self.paint(text, 1, 36)
+
+    def good(self, text: str) -> str:
+        return self.paint(text, 32)
+
+    def bad(self, text: str) -> str:
+        return self.paint(text, 31)
+
+    def card(self, name: str, wild: bool = False) -> str:
+        """``7H`` → ``7♥`` (red on a colour terminal); a wild card gets a ``*``."""
+        card = parse_card(name)
+        if card == JOKER:
+            text = "JK"
+            codes: tuple[int, ...] = (1, 35)
+        else:
+            rank = RANK_LABELS.get(rank_of(card), str(rank_of(card)))
+            suit = suit_of(card)
+            text = rank + (SUIT_SYMBOLS[suit] if self.symbols else SUIT_LETTERS[suit])
+            codes = (31,) if suit in (1, 2) else ()
+        if wild and card != JOKER:
+            text += "*"
+            codes = (*codes, 1)
+        return self.paint(text, *codes)
+
+
+def seat_names(num_players: int, human: int | None) -> list[str]:
+    return ["You" if seat == human else f"AI {seat}" for seat in range(num_players)]
+
+
+def _words(key: str) -> str:
+    return key.replace("_", " ")
+
+
+class Renderer:
+    """The generic renderer: works for any game from its view alone."""
+
+    def __init__(self, game: Game, style: Style) -> None:
+        self.game = game
+        self.style = style
+
+    # -- cards ------------------------------------------------------------------
+
+    def is_wild(self, card: str, view: Mapping[str, Any]) -> bool:
+        if card == "JK":
+            return True
+        wild_rank = view.get("wild_rank")
+        return isinstance(wild_rank, int) and rank_of(parse_card(card)) == wild_rank
+
+    def cards(self, cards: Sequence[str], view: Mapping[str, Any]) -> str:
+        return " ".join(self.style.card(c, self.is_wild(c, view)) for c in cards) if cards else "—"
+
+    def value(self, value: Any, view: Mapping[str, Any]) -> str:
+        """Any JSON value of a view, with cards shown as cards."""
+        if is_card(value):
+            return self.style.card(value, self.is_wild(value, view))
+        if isinstance(value, list):
+            if value and all(is_card(v) for v in value):
+                return self.cards(value, view)
+            if not value:
+                return "—"
+            return "  ".join(self.value(v, view) for v in value)
+        if isinstance(value, Mapping):
+            if "cards" in value:
+                return self.meld(value, view)
+            return ", ".join(f"{_words(k)} {self.value(v, view)}" for k, v in value.items())
+        if value is None:
+            return "—"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, str | int | float):
+            return str(value)
+        return json.dumps(value)
+
+    def meld(self, meld: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+        cards = list(meld.get("cards", []))
+        stands = list(meld.get("stands_for", []))
+        shown = []
+        for i, c in enumerate(cards):
+            text = self.style.card(c, self.is_wild(c, view))
+            if self.is_wild(c, view) and i < len(stands) and stands[i] and stands[i] != c:
+                text += self.style.dim("=" + self.style.card(stands[i]))
+            shown.append(text)
+        return "[" + " ".join(shown) + "]"
+
+    def hand_groups(self, cards: Sequence[str], view: Mapping[str, Any]) -> list[list[str]]:
+        """The hand sorted and grouped by suit, wild cards in a group of their own at the end."""
+        wild = sorted((c for c in cards if self.is_wild(c, view)), key=parse_card)
+        by_suit: list[list[str]] = [[], [], [], []]
+        for c in sorted((c for c in cards if not self.is_wild(c, view)), key=parse_card):
+            by_suit[suit_of(parse_card(c))].append(c)
+        groups = [g for g in by_suit if g]
+        if wild:
+            groups.append(wild)
+        return groups
+
+    # -- screen parts -------------------------------------------------------------
+
+    def rounds_total(self) -> int | None:
+        rounds = getattr(self.game, "rounds", None)
+        return rounds if isinstance(rounds, int) else None
+
+    def header(self, view: Mapping[str, Any]) -> str:
+        total = self.rounds_total()
+        parts = [self.game.info.name, f"round {view['round']}" + (f" of {total}" if total else "")]
+        parts += self.header_extra(view)
+        return self.style.title(" · ".join(parts))
+
+    def header_extra(self, view: Mapping[str, Any]) -> list[str]:
+        return []
+
+    def scores_line(self, view: Mapping[str, Any], names: Sequence[str]) -> str:
+        hint = "lower is better" if self.game.info.lower_score_wins else "higher is better"
+        cells = [f"{names[s]} {self.style.bold(str(t))}" for s, t in enumerate(view["totals"])]
+        return "Scores  " + " · ".join(cells) + self.style.dim(f"  ({hint})")
+
+    def players_line(self, view: Mapping[str, Any], names: Sequence[str]) -> str:
+        cells = []
+        for seat, size in enumerate(view.get("hand_sizes", [])):
+            mark = "▶ " if seat == view.get("to_move") else ""
+            dealer = " (dealer)" if seat == view.get("dealer") else ""
+            cells.append(f"{mark}{names[seat]}: {size} cards{dealer}")
+        return "Players " + " · ".join(cells)
+
+    def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        """Every game-specific key of the view; per-seat lists are shown per seat."""
+        lines = []
+        n = view["num_players"]
+        for key, value in view.items():
+            if key in COMMON_KEYS or key in self.skip_keys:
+                continue
+            if isinstance(value, list) and len(value) == n and n > 1 and all(isinstance(v, list) for v in value):
+                cells = [f"{names[s]} {self.value(v, view)}" for s, v in enumerate(value) if v]
+                if cells:
+                    lines.append(f"{_words(key).capitalize()}: " + " · ".join(cells))
+                continue
+            lines.append(f"{_words(key).capitalize()}: {self.value(value, view)}")
+        return lines
+
+    skip_keys: ClassVar[frozenset[str]] = frozenset()
+
+    def hand_lines(self, view: Mapping[str, Any]) -> list[str]:
+        groups = self.hand_groups(view.get("hand", []), view)
+        sep = self.style.dim(" │ ")
+        line = sep.join(" ".join(self.style.card(c, self.is_wild(c, view)) for c in g) for g in groups)
+        return [f"Your hand ({len(view.get('hand', []))}): {line or '—'}"]
+
+    def screen(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        rule = self.style.dim("─" * 64)
+        lines = [rule, self.header(view), self.scores_line(view, names), self.players_line(view, names)]
+        lines += self.table_lines(view, names)
+        lines += self.hand_lines(view)
+        return lines
+
+    # -- moves and events ---------------------------------------------------------
+
+    def describe_move(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+        parts = [_words(str(move.get("type", "?")))]
+        for key, value in move.items():
+            if key == "type":
+                continue
+            if isinstance(value, bool):
+                if value:
+                    parts.append(f"and {_words(key)}")
+            elif key in ("card", "cards"):
+                parts.append(self.value(value, view))
+            elif key == "source":
+                parts.append(f"from the {value}")
+            else:
+                parts.append(f"{_words(key)} {self.value(value, view)}")
+        return " ".join(parts)
+
+    def describe_event(self, event: Mapping[str, Any], names: Sequence[str], view: Mapping[str, Any]) -> str | None:
+        """One line of narration in the past tense (so "You" and "AI 1" read alike), or None to stay quiet."""
+        kind = event.get("type")
+        who = names[event["seat"]] if isinstance(event.get("seat"), int) else None
+        if kind == "draw":
+            if event.get("card") and event.get("source") == "discard":
+                return f"{who} took {self.value(event['card'], view)} from the discard pile"
+            return f"{who} drew from the {event.get('source', 'stock')}"
+        if kind == "discard":
+            return f"{who} discarded {self.value(event.get('card'), view)}"
+        if kind == "go_out":
+            melds = event.get("melds") or []
+            shown = " ".join(self.meld(m, view) for m in melds)
+            return self.style.bold(f"{who} went out") + f", discarding {self.value(event.get('card'), view)}" + (
+                f": {shown}" if shown else "")
+        if kind == "reshuffle":
+            return f"The discard pile was shuffled into a new stock ({event.get('cards')} cards)"
+        if kind == "round_start":
+            dealer = event.get("dealer")
+            extra = [f"{_words(k)} {self.value(v, view)}" for k, v in event.items()
+                     if k not in ("type", "round", "dealer")]
+            head = f"Round {event.get('round')} begins"
+            if isinstance(dealer, int):
+                head += f", {names[dealer]} dealt"
+            return self.style.bold(head) + (": " + ", ".join(extra) if extra else "")
+        if kind in ("round_end", "game_end"):
+            return None  # shown as summaries
+        fields = ", ".join(f"{_words(k)} {self.value(v, view)}" for k, v in event.items() if k not in ("type", "seat"))
+        return f"{who + ': ' if who else ''}{_words(str(kind))}" + (f" ({fields})" if fields else "")
+
+    def round_summary(self, event: Mapping[str, Any], names: Sequence[str], view: Mapping[str, Any]) -> list[str]:
+        """The itemized scores of a finished round, from its ``round_end`` event (and the view's totals)."""
+        lines = [self.style.title(f"Round {event.get('round', '?')} is over") + self._reason(event, names)]
+        scores = event.get("scores")
+        totals = event.get("totals")
+        hands = event.get("hands")
+        melds = event.get("melds")
+        deadwood = event.get("deadwood")
+        width = max(len(n) for n in names)
+        for seat, name in enumerate(names):
+            parts = [f"  {name:<{width}}"]
+            if isinstance(melds, list) and seat < len(melds):
+                parts.append("melds " + (" ".join(self.meld(m, view) for m in melds[seat]) or "—"))
+            if isinstance(deadwood, list) and seat < len(deadwood):
+                parts.append("left " + self.itemized(deadwood[seat], view))
+            elif isinstance(hands, list) and seat < len(hands):
+                parts.append("hand " + self.value(hands[seat], view))
+            if isinstance(scores, list) and seat < len(scores):
+                parts.append(f"scores {self.style.bold(str(scores[seat]))}")
+            if isinstance(totals, list) and seat < len(totals):
+                parts.append(f"total {totals[seat]}")
+            lines.append("  ".join(parts))
+        return lines
+
+    def itemized(self, cards: Sequence[str], view: Mapping[str, Any]) -> str:
+        return self.value(list(cards), view)
+
+    def _reason(self, event: Mapping[str, Any], names: Sequence[str]) -> str:
+        out = event.get("went_out")
+        if isinstance(out, int):
+            return f" — {names[out]} went out"
+        reason = event.get("reason")
+        return f" — {_words(str(reason))}" if reason else ""
+
+    def game_summary(self, scores: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        """Every round's score per seat, the totals and the winners."""
+        rounds: list[list[int]] = scores.get("rounds", [])
+        totals: list[int] = scores.get("totals", [])
+        winners = scores.get("winners") or []
+        width = max(6, *(len(n) for n in names))
+        head = "Round " + "".join(f"{n:>{width + 2}}" for n in names)
+        lines = [self.style.title("Game over"), head]
+        for r, row in enumerate(rounds, start=1):
+            lines.append(f"{r:>5} " + "".join(f"{v:>{width + 2}}" for v in row))
+        lines.append("Total " + "".join(self.style.bold(f"{t:>{width + 2}}") for t in totals))
+        if winners:
+            who = " and ".join(names[w] for w in winners)
+            verb = "win" if len(winners) > 1 or (winners and names[winners[0]] == "You") else "wins"
+            lines.append(self.style.good(f"{who} {verb}!"))
+        return lines
+
+
+class RummyRoundsRenderer(Renderer):
+    """Three Thirteen and Threezies: stock, discard pile, the round's wild rank, and your best melds."""
+
+    skip_keys = frozenset({"stock_size", "discard", "wild_rank", "known", "taken", "went_out", "last_turns"})
+
+    def header_extra(self, view: Mapping[str, Any]) -> list[str]:
+        rank = view.get("wild_rank")
+        label = RANK_LABELS.get(rank, str(rank)) if isinstance(rank, int) else "?"
+        return [f"{label}s wild", f"{len(view.get('hand', []) or [])} cards in hand"]
+
+    def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        discard = view.get("discard", [])
+        top = self.value(discard[-1], view) if discard else "—"
+        lines = [f"Table   stock {view.get('stock_size', 0)} cards · discard pile top {self.style.bold(top)}"
+                 + self.style.dim(f" ({len(discard)} in the pile)")]
+        known = view.get("known") or []
+        cells = [f"{names[s]} holds {self.cards(k, view)}" for s, k in enumerate(known)
+                 if k and s != view.get("seat")]
+        if cells:
+            lines.append("Known   " + " · ".join(cells))
+        out = view.get("went_out")
+        if isinstance(out, int):
+            lines.append(self.style.bad(f"{names[out]} went out: everyone else has one last turn "
+                                        f"({view.get('last_turns', 0)} to go)"))
+        return lines
+
+    def hand_lines(self, view: Mapping[str, Any]) -> list[str]:
+        lines = super().hand_lines(view)
+        arrangement = self._arrangement(view.get("hand", []), view)
+        if arrangement is not None:
+            melds, deadwood, score = arrangement
+            shown = " ".join(self.meld(m, view) for m in melds) or "—"
+            lines.append(self.style.dim("  best melds ") + shown + self.style.dim(" · deadwood ")
+                         + self.cards(deadwood, view) + self.style.dim(f" = {score}"))
+        return lines
+
+    def _arrangement(
+        self, hand: Sequence[str], view: Mapping[str, Any]
+    ) -> tuple[list[dict[str, Any]], list[str], int] | None:
+        meld_rules = getattr(self.game, "meld_rules", None)
+        if meld_rules is None or not hand:
+            return None
+        try:
+            from engine import melds
+            from engine.cards import CARD_NAMES
+
+            rules = meld_rules(view["options"], view["round"])
+            best = melds.best_arrangement([parse_card(c) for c in hand], rules)
+        except (ImportError, EngineError, AttributeError, KeyError):
+            return None
+        shown = [{"kind": m.kind, "cards": [CARD_NAMES[c] for c in m.cards],
+                  "stands_for": [CARD_NAMES[c] for c in m.stands_for]} for m in best.melds]
+        return shown, [CARD_NAMES[c] for c in best.deadwood], best.score
+
+    def round_summary(self, event: Mapping[str, Any], names: Sequence[str], view: Mapping[str, Any]) -> list[str]:
+        # the view has moved on to the next round: show the finished round with its own wild rank
+        ended = event.get("round")
+        wild_rank = getattr(self.game, "wild_rank", None)
+        if isinstance(ended, int) and wild_rank is not None:
+            view = {**view, "round": ended, "wild_rank": wild_rank(ended)}
+        return super().round_summary(event, names, view)
+
+    def itemized(self, cards: Sequence[str], view: Mapping[str, Any]) -> str:
+        """``K♣ 10 + 2♦ 2 = 12`` — each card left over with its points."""
+        if not cards:
+            return "—"
+        values = None
+        meld_rules = getattr(self.game, "meld_rules", None)
+        if meld_rules is not None:
+            try:
+                values = meld_rules(view["options"], view["round"]).values
+            except (EngineError, AttributeError, KeyError):
+                values = None
+        if values is None:
+            return self.cards(cards, view)
+        items = [(c, values[parse_card(c)]) for c in cards]
+        text = " + ".join(f"{self.value(c, view)} {v}" for c, v in items)
+        return f"{text} = {sum(v for _, v in items)}"
+
+    def describe_move(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+        kind = move.get("type")
+        if kind == "draw":
+            if move.get("source") == "discard" and view.get("discard"):
+                return f"take {self.value(view['discard'][-1], view)} from the discard pile"
+            return "draw from the stock"
+        if kind == "go_out":
+            return self.style.good("go out") + f", discarding {self.value(move.get('card'), view)}"
+        if kind == "discard":
+            return f"discard {self.value(move.get('card'), view)}"
+        return super().describe_move(move, view)
+
+
+RENDERERS: dict[str, type[Renderer]] = {
+    "three-thirteen": RummyRoundsRenderer,
+    "threezies": RummyRoundsRenderer,
+}
+
+
+def renderer_for(game: Game, style: Style) -> Renderer:
+    return RENDERERS.get(game.info.id, Renderer)(game, style)
