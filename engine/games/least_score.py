@@ -34,9 +34,9 @@ Readings of the rules, written down where the text leaves a choice:
   card of the deal is the first floor.
 * **Reshuffle** (R7): when a pick from the deck finds it empty, the dead pile
   (never the floor nor the discards of this turn) is shuffled into a new deck
-  with :func:`~engine.game.chance_rng`. With at most 8 players on two decks
-  some card is always dead or in the deck, so the deck pick is always possible
-  in play; it is only withheld if a setup leaves both empty.
+  with :func:`~engine.game.chance_rng`. Hands, floor and discards hold at most
+  40 of 52 cards (6 players) or 50 of 104 (8), so the deck pick is always
+  possible.
 * **Public information**: the floor, this turn's discards and the dead pile
   are face up (dead cards are listed in the view; after a reshuffle they are
   back in the hidden deck). A card picked from the floor is ``known`` to be in
@@ -255,6 +255,25 @@ def standing_scores(hand_totals: Sequence[int | None]) -> list[int]:
     return [0 if t is None else t - lowest for t in hand_totals]
 
 
+def winners_after_deal(totals: Sequence[int], in_seats: Sequence[int], threshold: int) -> list[int] | None:
+    """The winners once a deal is scored (R6), or ``None`` while two or more of ``in_seats`` stay in.
+
+    A player is out when its total is **over** the threshold (at 50 of 50 it
+    stays in, LS8). The last player in wins; if every player who was in crosses
+    at once, the lowest total wins and equal totals share. (With R5's scoring
+    that cannot happen in play — a right declarer, or the lowest hand at the
+    loop guard, scores 0, and a false declare scores only the declarer — but
+    the rule is kept as written.)
+    """
+    remaining = [i for i in in_seats if totals[i] <= threshold]
+    if len(remaining) >= 2:
+        return None
+    if remaining:
+        return remaining
+    best = min(totals[i] for i in in_seats)
+    return [i for i in in_seats if totals[i] == best]
+
+
 # ---------------------------------------------------------------------------
 # State
 
@@ -406,6 +425,9 @@ class LeastScore(Game):
         if "totals" in setup:
             s.totals = _setup_list(setup, "totals", n, int)
         s.out = _setup_list(setup, "out", n, bool) if "out" in setup else [False] * n
+        for seat in range(n):
+            if not s.out[seat] and s.totals[seat] > s.options["threshold"]:
+                raise InvalidSetupError(f"seat {seat} is over the threshold ({s.totals[seat]}) and must be out (R6)")
         if sum(not o for o in s.out) < 2:
             raise InvalidSetupError("at least two players must still be in (R6)")
         if "hands" not in setup:
@@ -671,19 +693,15 @@ class LeastScore(Game):
             "totals": list(s.totals),
             "knocked_out": knocked,
         }]
-        remaining = [i for i in in_seats if not s.out[i]]
-        if len(remaining) >= 2:
+        winners = winners_after_deal(s.totals, in_seats, threshold)
+        if winners is None:
             s.round += 1
             s.dealer = _next_in(s.out, s.dealer)
             self._deal(s)
             events.append({"type": "deal_start", "round": s.round, "dealer": s.dealer,
                            "floor": [CARD_NAMES[c] for c in s.floor]})
             return events
-        if remaining:
-            s.winners = remaining
-        else:  # everyone still in crossed at once: the lowest total wins (R6)
-            best = min(s.totals[i] for i in in_seats)
-            s.winners = [i for i in in_seats if s.totals[i] == best]
+        s.winners = winners
         s.to_move = None
         s.phase = OVER
         events.append({"type": "game_end", "totals": list(s.totals), "winners": list(s.winners)})
