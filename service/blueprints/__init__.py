@@ -1,0 +1,1 @@
+"""One blueprint per resource: games, matches, stateless (client-held state), ops."""

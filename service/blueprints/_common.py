@@ -1,0 +1,35 @@
+"""Small helpers the blueprints share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, request
+
+from service.app import Services
+from service.errors import ApiError
+from service.schemas import load
+
+
+def services() -> Services:
+    svc: Services = current_app.extensions["cardtable"]
+    return svc
+
+
+def body(schema: Any) -> Any:
+    """The JSON body loaded through ``schema`` (422 ``invalid_request`` if it is not valid)."""
+    return load(schema, request.get_json(force=True, silent=True))
+
+
+def query(schema: Any) -> Any:
+    return schema.load(request.args.to_dict())
+
+
+def idempotency_key(min_length: int = 1) -> str | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not min_length <= len(key) <= 255 or not key.isprintable():
+        raise ApiError("invalid_idempotency_key",
+                       f"Idempotency-Key must be {min_length}-255 printable characters (use a random UUID)")
+    return key

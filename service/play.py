@@ -1,0 +1,442 @@
+"""The use cases behind the match endpoints: create, authenticate, move, autoplay AI seats, read views and logs.
+
+The views in the blueprints stay thin (load → here → store → dump). Everything
+here talks to the engine through the generic :class:`~engine.game.Game`
+interface, so a newly registered game is served with no change.
+
+Log entries (stored compactly, one per applied move)::
+
+    {"v": version after the move, "s": seat, "m": move, "e": public events,
+     "p": {seat: cards that entered that seat's hand}, "ai": 1 if an AI seat moved}
+
+``p`` is computed from each seat's own ``hand`` in ``observation()`` before and
+after the move, so it is exactly what that seat saw arrive (a card drawn from
+the stock, a new deal); it is shown only to that seat, and to everyone once
+the match is over.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.cards import parse_card
+from engine.errors import EngineError, InvalidStateError, NotYourTurnError, UnknownGameError
+from engine.game import Game, State
+from engine.registry import get_game
+from service.config import Config
+from service.errors import ApiError
+from service.store import (
+    IdempotentAnswer,
+    MatchNotFound,
+    MatchStore,
+    StaleVersion,
+    StoredMatch,
+    idem_key,
+)
+
+MAX_SEED = 2**62
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def game_or_404(game_id: str) -> Game:
+    try:
+        return get_game(game_id)
+    except UnknownGameError as exc:
+        raise ApiError("unknown_game", str(exc), status=404) from None
+
+
+def new_match_id() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def fingerprint(*parts: Any) -> str:
+    return hashlib.sha256(_dumps(parts).encode()).hexdigest()
+
+
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def derived_token(idempotency_key: str, match_id: str, seat: int) -> str:
+    """A seat token derived from the client's Idempotency-Key, so that a retried creation can give the
+    same tokens back without the server ever storing one (only their hashes are stored)."""
+    mac = hmac.new(idempotency_key.encode(), f"cardtable-seat/{match_id}/{seat}".encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()[:24]).decode().rstrip("=")
+
+
+# ---------------------------------------------------------------------------
+# Loading and authenticating
+
+
+@dataclass
+class LoadedMatch:
+    stored: StoredMatch
+    game: Game
+    state: State
+
+    @property
+    def version(self) -> int:
+        return self.stored.version
+
+
+def load(store: MatchStore, match_id: str, *, with_tail: bool = False) -> LoadedMatch:
+    try:
+        stored = store.load(match_id, with_tail=with_tail)
+    except MatchNotFound:
+        raise ApiError("match_not_found", f"no match {match_id!r} (it may have expired)") from None
+    game = get_game(stored.game)
+    state = game.from_json(json.loads(stored.state))
+    return LoadedMatch(stored, game, state)
+
+
+def seat_of(match: LoadedMatch, authorization: str | None, *, required: bool) -> int | None:
+    """The seat whose token is in the ``Authorization: Bearer`` header, ``None`` for no header
+    (a spectator) unless ``required``. Tokens are compared by hash in constant time."""
+    if not authorization:
+        if required:
+            raise ApiError("unauthorized", "this endpoint needs a seat token: Authorization: Bearer <token>",
+                           headers={"WWW-Authenticate": 'Bearer realm="cardtable"'})
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError("unauthorized", "use Authorization: Bearer <seat token>",
+                       headers={"WWW-Authenticate": 'Bearer realm="cardtable"'})
+    digest = token_hash(token.strip())
+    found = None
+    for i, seat in enumerate(match.stored.seats):
+        stored = seat.get("token_hash") or ""
+        # every seat is compared, so the time taken does not tell which seat matched
+        if hmac.compare_digest(stored.encode(), digest.encode()) and stored:
+            found = i
+    if found is None:
+        raise ApiError("unauthorized", "the token is not a seat token of this match",
+                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    return found
+
+
+# ---------------------------------------------------------------------------
+# Views
+
+
+def public_seats(stored: StoredMatch) -> list[dict[str, Any]]:
+    return [{"seat": i, "name": s.get("name"), "ai": s.get("ai")} for i, s in enumerate(stored.seats)]
+
+
+def entry_for(entry: dict[str, Any], seat: int | None, reveal: bool) -> dict[str, Any]:
+    """One log entry as ``seat`` may see it."""
+    out: dict[str, Any] = {
+        "version": entry["v"],
+        "seat": entry["s"],
+        "move": entry["m"],
+        "events": entry["e"],
+        "ai": bool(entry.get("ai")),
+    }
+    private = entry.get("p") or {}
+    if reveal:
+        out["private"] = {str(k): v for k, v in private.items()}
+    elif seat is not None and str(seat) in private:
+        out["private"] = {str(seat): private[str(seat)]}
+    return out
+
+
+def flat_events(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The public events of log entries, each tagged with the version its move produced."""
+    out = []
+    for entry in entries:
+        for event in entry["e"]:
+            out.append({**event, "version": entry["v"]})
+    return out
+
+
+def match_view(store: MatchStore, match: LoadedMatch, seat: int | None, since: int | None) -> dict[str, Any]:
+    state, game = match.state, match.game
+    body: dict[str, Any] = {
+        "match_id": match.stored.match_id,
+        "game": game.info.id,
+        "version": match.version,
+        "seat": seat,
+        "status": "over" if state.is_over else "active",
+        "seats": public_seats(match.stored),
+        "scores": game.scores(state),
+        "view": game.observation(state, seat),
+    }
+    if since is not None:
+        _, entries = store.log(match.stored.match_id, since)
+        body["events"] = flat_events([e for e in entries if e["v"] <= match.version])
+    return body
+
+
+# ---------------------------------------------------------------------------
+# Playing moves
+
+
+def _hands(game: Game, state: State) -> list[Counter[int]]:
+    return [Counter(parse_card(c) for c in game.observation(state, s).get("hand", ()))
+            for s in range(state.num_players)]
+
+
+def _received(before: list[Counter[int]], after: list[Counter[int]]) -> dict[str, list[str]]:
+    from engine.cards import CARD_NAMES
+
+    out = {}
+    for seat, (b, a) in enumerate(zip(before, after, strict=True)):
+        new = a - b
+        if new:
+            out[str(seat)] = [CARD_NAMES[c] for c in sorted(new.elements())]
+    return out
+
+
+@dataclass
+class Played:
+    state: State
+    entries: list[dict[str, Any]]
+
+
+def play_move(game: Game, state: State, move: Mapping[str, Any], seat: int, version: int,
+              ai: bool = False, hands: list[Counter[int]] | None = None) -> tuple[State, dict[str, Any],
+                                                                              list[Counter[int]]]:
+    """Apply one move for ``seat`` (engine errors propagate; ``state`` is untouched on error)."""
+    before = hands if hands is not None else _hands(game, state)
+    new_state, events = game.apply(state, move, seat=seat)
+    after = _hands(game, new_state)
+    entry: dict[str, Any] = {"v": version + 1, "s": seat, "m": dict(move), "e": events}
+    private = _received(before, after)
+    if private:
+        entry["p"] = private
+    if ai:
+        entry["ai"] = 1
+    return new_state, entry, after
+
+
+class Autoplayer:
+    """Plays the turns of AI seats with the AI package, within a time budget per move and per request."""
+
+    def __init__(self, config: Config, metrics: Any = None) -> None:
+        self.config = config
+        self.metrics = metrics
+
+    def is_ai_turn(self, stored: StoredMatch, state: State) -> bool:
+        return (not state.is_over and state.to_move is not None
+                and bool(stored.seats[state.to_move].get("ai")))
+
+    def decide(self, game: Game, view: dict[str, Any], level: int, time_ms: int, seed: int, kind: str) -> Any:
+        try:
+            from ai import choose_move
+        except ImportError as exc:  # the AI package is not installed or not ready
+            raise ApiError("ai_unavailable", f"the AI cannot be loaded: {exc}") from None
+        started = time.perf_counter()
+        decision = choose_move(game, view, level=level, time_ms=time_ms, seed=seed)
+        if self.metrics is not None:
+            self.metrics.ai_seconds.labels(game=game.info.id, kind=kind).observe(time.perf_counter() - started)
+        return decision
+
+    def run(self, stored: StoredMatch, game: Game, state: State, version: int,
+            hands: list[Counter[int]] | None = None) -> Played:
+        """Play AI turns until a human seat is to move, the game ends or the request budget is spent."""
+        entries: list[dict[str, Any]] = []
+        deadline = time.monotonic() + self.config.ai_request_budget_ms / 1000
+        seed_base = int(stored.start.get("seed", 0))
+        while self.is_ai_turn(stored, state) and time.monotonic() < deadline:
+            seat = state.to_move
+            assert seat is not None
+            level = int(stored.seats[seat]["ai"].get("level", self.config.ai_default_level))
+            view = game.observation(state, seat)
+            decision = self.decide(game, view, level, self.config.ai_move_time_ms,
+                                   (seed_base * 1_000_003 + version) % MAX_SEED, "seat")
+            state, entry, hands = play_move(game, state, decision.move, seat, version, ai=True, hands=hands)
+            entries.append(entry)
+            version += 1
+        return Played(state, entries)
+
+
+# ---------------------------------------------------------------------------
+# Creating matches
+
+
+def create_match(store: MatchStore, autoplayer: Autoplayer, body: Mapping[str, Any],
+                 idempotency_key: str | None) -> dict[str, Any]:
+    """Create and store a match; the answer carries each human seat's token (shown once)."""
+    try:
+        game = get_game(body["game"])
+    except UnknownGameError as exc:
+        raise ApiError("unknown_game", str(exc), status=422, errors={"game": [str(exc)]}) from None
+    players = body["players"]
+    seed = body.get("seed")
+    if seed is None:
+        seed = secrets.randbelow(MAX_SEED)
+    options = body.get("options") or {}
+    if body.get("setup") is not None:
+        state = game.from_setup(len(players), body["setup"], options, seed=seed)
+    else:
+        state = game.new_match(len(players), options, seed=seed)
+    match_id = new_match_id()
+    tokens: list[str | None] = []
+    seats = []
+    for i, p in enumerate(players):
+        ai = p.get("ai")
+        if ai is not None:
+            tokens.append(None)
+            seats.append({"name": p.get("name") or f"AI {i}", "ai": {"level": ai.get("level", 3)},
+                          "token_hash": None})
+            continue
+        token = derived_token(idempotency_key, match_id, i) if idempotency_key else secrets.token_urlsafe(24)
+        tokens.append(token)
+        seats.append({"name": p.get("name") or f"Seat {i}", "ai": None, "token_hash": token_hash(token)})
+    start = {"num_players": len(players), "options": dict(state.options), "seed": seed,
+             "setup": body.get("setup")}
+    stored = StoredMatch(match_id, game.info.id, 0, "", seats, start, [], time.time())
+    played = autoplayer.run(stored, game, state, 0)
+    stored.version = len(played.entries)
+    stored.state = _dumps(game.to_json(played.state))
+    human = next((i for i, t in enumerate(tokens) if t is not None), None)
+    answer = {
+        "match_id": match_id,
+        "game": game.info.id,
+        "version": stored.version,
+        "seats": [{"seat": i, "name": s["name"], "ai": s["ai"], "token": None} for i, s in enumerate(seats)],
+        "view": game.observation(played.state, human),
+        "view_seat": human,
+    }
+    store.create(stored, played.entries)
+    if idempotency_key:
+        first = IdempotentAnswer(fingerprint(body), 201, answer)
+        if not store.remember(idem_key(None, key_digest(idempotency_key)), first):
+            # a concurrent retry with the same key won: answer as it did (this match just expires)
+            replayed = replay_created(store, body, idempotency_key)
+            if replayed is not None:
+                return replayed
+    full = json.loads(_dumps(answer))
+    for seat_json, seat_token in zip(full["seats"], tokens, strict=True):
+        seat_json["token"] = seat_token
+    return full
+
+
+def replay_created(store: MatchStore, body: Mapping[str, Any], idempotency_key: str) -> dict[str, Any] | None:
+    """The first answer to a creation retried with the same Idempotency-Key (tokens re-derived), if any."""
+    remembered = store.idempotent(idem_key(None, key_digest(idempotency_key)))
+    if remembered is None:
+        return None
+    if remembered.fingerprint != fingerprint(body):
+        raise ApiError("idempotency_key_reused", "this Idempotency-Key was used for a different request")
+    answer = json.loads(_dumps(remembered.body))
+    for seat in answer["seats"]:
+        if seat["ai"] is None:
+            seat["token"] = derived_token(idempotency_key, answer["match_id"], seat["seat"])
+    return answer
+
+
+# ---------------------------------------------------------------------------
+# Moves and advancing
+
+
+def submit_move(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, seat: int,
+                move: Mapping[str, Any], expected_version: int, idempotency_key: str | None,
+                body: Mapping[str, Any]) -> dict[str, Any]:
+    mid = match.stored.match_id
+    idem = None
+    if idempotency_key:
+        digest = key_digest(idempotency_key)
+        fp = fingerprint(seat, body)
+        remembered = store.idempotent(idem_key(mid, digest))
+        if remembered is not None:
+            if remembered.fingerprint != fp:
+                raise ApiError("idempotency_key_reused", "this Idempotency-Key was used for a different request")
+            return remembered.body
+    if expected_version != match.version:
+        raise ApiError("stale_version", f"expected_version is {expected_version} but the match is at version "
+                       f"{match.version}: reload the view and decide again", extra={"version": match.version})
+    if match.state.is_over:
+        raise ApiError("game_over", "the game is over: no more moves")
+    if match.state.to_move != seat:
+        raise ApiError.from_engine(NotYourTurnError(
+            f"it is seat {match.state.to_move}'s decision, not seat {seat}'s"))
+    state, entry, hands = play_move(match.game, match.state, move, seat, match.version)
+    played = autoplayer.run(match.stored, match.game, state, match.version + 1, hands=hands)
+    entries = [entry, *played.entries]
+    new_version = match.version + len(entries)
+    answer = {
+        "version": new_version,
+        "events": flat_events(entries),
+        "view": match.game.observation(played.state, seat),
+    }
+    if idempotency_key:
+        idem = (key_digest(idempotency_key), IdempotentAnswer(fingerprint(seat, body), 200, answer))
+    _save(store, match, new_version, played.state, entries, idem)
+    return answer
+
+
+def advance(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, seat: int | None,
+            expected_version: int | None) -> dict[str, Any]:
+    if expected_version is not None and expected_version != match.version:
+        raise ApiError("stale_version", f"expected_version is {expected_version} but the match is at version "
+                       f"{match.version}", extra={"version": match.version})
+    played = autoplayer.run(match.stored, match.game, match.state, match.version)
+    new_version = match.version + len(played.entries)
+    if played.entries:
+        _save(store, match, new_version, played.state, played.entries, None)
+    return {
+        "version": new_version,
+        "events": flat_events(played.entries),
+        "view": match.game.observation(played.state, seat),
+    }
+
+
+def _save(store: MatchStore, match: LoadedMatch, new_version: int, state: State,
+          entries: list[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None) -> None:
+    try:
+        store.save(match.stored.match_id, match.version, new_version, _dumps(match.game.to_json(state)),
+                   match.stored.tail, entries, idem)
+    except StaleVersion as exc:
+        raise ApiError("stale_version", f"the match moved on to version {exc.current} meanwhile: reload and "
+                       "decide again", extra={"version": exc.current}) from None
+    except MatchNotFound:
+        raise ApiError("match_not_found", f"no match {match.stored.match_id!r} (it expired)") from None
+
+
+def legal_moves_for(match: LoadedMatch, seat: int) -> dict[str, Any]:
+    state = match.state
+    moves = match.game.legal_moves(state) if state.to_move == seat and not state.is_over else []
+    return {"version": match.version, "seat": seat, "to_move": state.to_move, "moves": moves}
+
+
+def match_log(store: MatchStore, match: LoadedMatch, seat: int | None) -> dict[str, Any]:
+    version, entries = store.log(match.stored.match_id, 0)
+    reveal = match.state.is_over
+    out: dict[str, Any] = {
+        "match_id": match.stored.match_id,
+        "game": match.game.info.id,
+        "version": version,
+        "status": "over" if reveal else "active",
+        "seat": seat,
+        "start": {"num_players": match.stored.start["num_players"], "options": match.stored.start["options"]},
+        "entries": [entry_for(e, seat, reveal) for e in entries],
+    }
+    if reveal:
+        out["start"]["seed"] = match.stored.start["seed"]
+        out["start"]["setup"] = match.stored.start.get("setup")
+    return out
+
+
+def parse_state(game: Game, blob: Any) -> State:
+    try:
+        return game.from_json(blob)
+    except EngineError:
+        raise
+    except Exception as exc:  # a wrong shape the engine did not anticipate
+        raise InvalidStateError(f"the state does not parse: {exc.__class__.__name__}") from None

