@@ -27,7 +27,7 @@ microseconds and never builds a meld twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -122,9 +122,8 @@ MELD_BY_NAMES: dict[tuple[str, ...], ClimbMeld] = {m.names: m for m in MELD_BY_M
 # _RUNS[suit][ranks_pattern] (bit r-1 = rank r held), filled on first use.
 _RUNS: list[dict[int, tuple[ClimbMeld, ...]]] = [{}, {}, {}, {}]
 
-# per card: its rank index (rank - 1), its suit bit, its suit and rank bit
+# per card: its rank index (rank - 1), its suit and its rank bit
 _RANK0 = tuple(c % 13 for c in range(52))
-_SUIT_BIT = tuple(1 << (c // 13) for c in range(52))
 _SUIT = tuple(c // 13 for c in range(52))
 _RANK_BIT = tuple(1 << (c % 13) for c in range(52))
 
@@ -173,33 +172,42 @@ def classify(cards: Iterable[Card]) -> ClimbMeld | None:
     return MELD_BY_MASK.get(mask) if n else None
 
 
-def _patterns(hand: Iterable[Card]) -> tuple[list[int], list[int]]:
-    by_rank = [0] * 13
+def _suit_patterns(hand: Iterable[Card]) -> list[int]:
+    """Per suit, the 13-bit pattern of the ranks held (bit r-1 = rank r)."""
     by_suit = [0, 0, 0, 0]
-    rank0, suit_bit, suit, rank_bit = _RANK0, _SUIT_BIT, _SUIT, _RANK_BIT
+    suit, rank_bit = _SUIT, _RANK_BIT
     for c in hand:
-        by_rank[rank0[c]] |= suit_bit[c]
         by_suit[suit[c]] |= rank_bit[c]
-    return by_rank, by_suit
+    return by_suit
 
 
-def melds_in(hand: Iterable[Card]) -> list[ClimbMeld]:
-    """Every distinct meld made of cards of ``hand`` (one deck: no card twice): its singles, then its
-    sets (every choice of suits, 2–4 cards), then its runs (every length from 2).
+def _sets(by_suit: list[int], above: int = 0) -> list[ClimbMeld]:
+    """The sets of the hand with these suit patterns, of rank above ``above``, by rank."""
+    a, b, c, d = by_suit
+    multi = ((a & (b | c | d)) | (b & (c | d)) | (c & d)) >> above  # ranks held in two suits or more
+    out: list[ClimbMeld] = []
+    r = above
+    while multi:
+        if multi & 1:
+            out += _SETS[r][(a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3]
+        multi >>= 1
+        r += 1
+    return out
+
+
+def melds_in(hand: Sequence[Card]) -> list[ClimbMeld]:
+    """Every distinct meld made of cards of ``hand`` (one deck: no card twice): its singles (in the
+    order of ``hand``), then its sets (every choice of suits, 2–4 cards) by rank, then its runs
+    (every length from 2) by suit.
 
     >>> from engine.cards import parse_cards
     >>> [" ".join(m.names) for m in melds_in(parse_cards("5C 5D 6D 7D"))]
     ['5C', '5D', '6D', '7D', '5C 5D', '5D 6D', '6D 7D', '5D 6D 7D']
     """
-    hand = sorted(hand)
-    by_rank, by_suit = _patterns(hand)
+    by_suit = _suit_patterns(hand)
     singles = SINGLES
     out = [singles[c] for c in hand]
-    sets = _SETS
-    for r0 in range(13):
-        p = by_rank[r0]
-        if p & (p - 1):  # two suits or more
-            out += sets[r0][p]
+    out += _sets(by_suit)
     for s in range(4):
         p = by_suit[s]
         if p & (p >> 1):  # two consecutive ranks or more
@@ -207,8 +215,9 @@ def melds_in(hand: Iterable[Card]) -> list[ClimbMeld]:
     return out
 
 
-def answers_in(hand: Iterable[Card], table: ClimbMeld) -> list[ClimbMeld]:
-    """The melds of ``hand`` that beat ``table`` (same kind and size, strictly higher rank).
+def answers_in(hand: Sequence[Card], table: ClimbMeld) -> list[ClimbMeld]:
+    """The melds of ``hand`` that beat ``table`` (same kind and size, strictly higher rank), in the
+    order of :func:`melds_in`.
 
     >>> from engine.cards import parse_cards
     >>> [" ".join(m.names) for m in answers_in(parse_cards("4C 5C 6C 3S 4S 5S"), classify(parse_cards("3H 4H 5H")))]
@@ -216,16 +225,12 @@ def answers_in(hand: Iterable[Card], table: ClimbMeld) -> list[ClimbMeld]:
     """
     kind, rank = table.kind, table.rank
     if kind is SINGLE:
-        return [SINGLES[c] for c in sorted(hand) if _RANK0[c] >= rank]
+        return [SINGLES[c] for c in hand if _RANK0[c] >= rank]
     size = len(table.cards)
-    by_rank, by_suit = _patterns(hand)
-    out: list[ClimbMeld] = []
+    by_suit = _suit_patterns(hand)
     if kind is SET:
-        for r0 in range(rank, 13):  # r0 = rank index; rank index `rank` is rank + 1
-            p = by_rank[r0]
-            if p & (p - 1):
-                out += [m for m in _SETS[r0][p] if len(m.cards) == size]
-        return out
+        return [m for m in _sets(by_suit, above=rank) if len(m.cards) == size]  # bit `rank` is rank + 1
+    out: list[ClimbMeld] = []
     for s in range(4):
         p = by_suit[s]
         if p & (p >> 1):
