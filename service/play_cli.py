@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from engine.errors import EngineError
 from engine.game import Game, Move, State
 from engine.registry import get_game
-from service.textview import Renderer, Style, renderer_for, seat_names
+from service.textview import Renderer, Style, is_round_end, renderer_for, seat_names
 
 HUMAN = 0
 HELP = "Type the number of a move, a card when only one move uses it, h for a hint, q to quit."
@@ -57,6 +57,7 @@ class TerminalMatch:
         seed: int,
         options: Mapping[str, Any] | None = None,
         time_ms: int | None = None,
+        hint_level: int = 3,
         stdin: TextIO = sys.stdin,
         stdout: TextIO = sys.stdout,
     ) -> None:
@@ -64,6 +65,7 @@ class TerminalMatch:
         self.level = level
         self.seed = seed
         self.time_ms = time_ms
+        self.hint_level = hint_level
         self.stdin = stdin
         self.out = stdout
         self.style = Style.for_stream(stdout)
@@ -83,11 +85,11 @@ class TerminalMatch:
 
     # -- the AI -------------------------------------------------------------------------
 
-    def decide(self, seat: int) -> Any:
+    def decide(self, seat: int, level: int | None = None) -> Any:
         from ai import choose_move
 
         view = self.view(seat)
-        return choose_move(self.game, view, level=self.level, time_ms=self.time_ms,
+        return choose_move(self.game, view, level=level or self.level, time_ms=self.time_ms,
                            seed=self.seed * 1_000_003 + self.state.ply)
 
     # -- the loop -------------------------------------------------------------------------
@@ -114,7 +116,7 @@ class TerminalMatch:
         self.state, events = self.game.apply(self.state, move)
         after = self.view(HUMAN)
         for event in events:
-            if event.get("type") == "round_end":
+            if is_round_end(event):
                 self.say("", *self.render.round_summary(event, self.names, after), "")
                 continue
             line = self.render.describe_event(event, self.names, before)
@@ -170,7 +172,7 @@ class TerminalMatch:
         from engine.game import move_key
 
         self.say(self.style.dim("The AI is thinking about your hand…"))
-        decision = self.decide(HUMAN)
+        decision = self.decide(HUMAN, self.hint_level)
         index = {move_key(m): i for i, m in enumerate(moves, start=1)}
         number = index.get(move_key(decision.move))
         label = self.render.describe_move(decision.move, view)
@@ -187,7 +189,7 @@ class TerminalMatch:
         for alt in list(decision.alternatives)[1:4]:
             alt_number = index.get(move_key(alt["move"]))
             self.say(self.style.dim(f"  also {alt_number}) {self.render.describe_move(alt['move'], view)}"
-                                    f" (value {alt['value']:+.1f})"))
+                                    f" (expected margin {alt['value']:+.1f})"))
 
     def read(self, prompt: str) -> str:
         self.out.write(prompt)
@@ -217,6 +219,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "(default: the game's minimum)")
     parser.add_argument("--level", type=int, default=3, help="AI strength 1-5 (default 3)")
     parser.add_argument("--seed", type=int, default=None, help="deal seed (default: random)")
+    parser.add_argument("--hint-level", type=int, default=3, help="AI strength of the hints (default 3)")
     parser.add_argument("--time-ms", type=int, default=None, help="AI time budget per move")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a match option, e.g. -o max_turns_per_round=20 (repeatable)")
@@ -230,7 +233,8 @@ def run(args: argparse.Namespace) -> int:
         options = parse_options(args.option)
         players = args.players if args.players is not None else game.info.min_players
         seed = args.seed if args.seed is not None else secrets.randbelow(1_000_000)
-        match = TerminalMatch(game, players, args.level, seed, options, time_ms=args.time_ms)
+        match = TerminalMatch(game, players, args.level, seed, options, time_ms=args.time_ms,
+                              hint_level=args.hint_level)
     except (EngineError, ValueError) as exc:
         print(f"cardtable play: {exc}", file=sys.stderr)
         return 2

@@ -243,7 +243,8 @@ def plot(tournament: Tournament, path: str) -> None:
     rates = [s["win_rate"] for s in summary["players"]]
     errors = [[r - s["win_rate_ci95"][0] for r, s in zip(rates, summary["players"], strict=True)],
               [s["win_rate_ci95"][1] - r for r, s in zip(rates, summary["players"], strict=True)]]
-    right.bar(labels, rates, yerr=errors, capsize=6, color=colors)
+    bars = right.bar(labels, rates, yerr=errors, capsize=6, color=colors)
+    right.bar_label(bars, labels=[f"{r:.0%}" for r in rates], label_type="center")
     right.axhline(1 / len(players), color="grey", linestyle=":", linewidth=1, label="even share")
     right.set_ylim(0, 1)
     right.set_title("Win rate (95% Wilson interval)")

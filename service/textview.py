@@ -105,6 +105,24 @@ class Style:
         return self.paint(text, *codes)
 
 
+# Past tenses of move and event types, so that narration reads "You drew", "AI 1 drew".
+PAST = {
+    "draw": "drew", "discard": "discarded", "pick": "picked", "play": "played", "pass": "passed",
+    "sweep": "swept", "declare": "declared", "knock": "knocked", "go_out": "went out", "buy": "bought",
+    "go_down": "went down", "lay_off": "laid off", "take": "took",
+}
+
+
+# Event fields that list seats (shown as names), not one value per seat.
+SEAT_LIST_KEYS = frozenset({"knocked_out", "winners"})
+
+
+def is_round_end(event: Mapping[str, Any]) -> bool:
+    """A round's (or deal's, or hand's) end event: ``round_end``, ``deal_end``... (not ``game_end``)."""
+    kind = str(event.get("type", ""))
+    return kind.endswith("_end") and kind != "game_end"
+
+
 def seat_names(num_players: int, human: int | None) -> list[str]:
     return ["You" if seat == human else f"AI {seat}" for seat in range(num_players)]
 
@@ -253,43 +271,60 @@ class Renderer:
 
     def describe_event(self, event: Mapping[str, Any], names: Sequence[str], view: Mapping[str, Any]) -> str | None:
         """One line of narration in the past tense (so "You" and "AI 1" read alike), or None to stay quiet."""
-        kind = event.get("type")
+        kind = str(event.get("type", "?"))
         who = names[event["seat"]] if isinstance(event.get("seat"), int) else None
-        if kind == "draw":
-            if event.get("card") and event.get("source") == "discard":
-                return f"{who} took {self.value(event['card'], view)} from the discard pile"
-            return f"{who} drew from the {event.get('source', 'stock')}"
-        if kind == "discard":
-            return f"{who} discarded {self.value(event.get('card'), view)}"
+        if is_round_end(event) or kind == "game_end":
+            return None  # shown as summaries
+        if kind == "draw" and event.get("card") and event.get("source") == "discard":
+            return f"{who} took {self.value(event['card'], view)} from the discard pile"
         if kind == "go_out":
             melds = event.get("melds") or []
             shown = " ".join(self.meld(m, view) for m in melds)
             return self.style.bold(f"{who} went out") + f", discarding {self.value(event.get('card'), view)}" + (
                 f": {shown}" if shown else "")
         if kind == "reshuffle":
-            return f"The discard pile was shuffled into a new stock ({event.get('cards')} cards)"
-        if kind == "round_start":
+            return f"The discards were shuffled into a new stock ({event.get('cards')} cards)"
+        if kind.endswith("_start"):
             dealer = event.get("dealer")
             extra = [f"{_words(k)} {self.value(v, view)}" for k, v in event.items()
-                     if k not in ("type", "round", "dealer")]
-            head = f"Round {event.get('round')} begins"
+                     if k not in ("type", "round", "dealer", "seat")]
+            head = f"{_words(kind[:-6]).capitalize()} {event.get('round', '')} begins".replace("  ", " ")
             if isinstance(dealer, int):
                 head += f", {names[dealer]} dealt"
             return self.style.bold(head) + (": " + ", ".join(extra) if extra else "")
-        if kind in ("round_end", "game_end"):
-            return None  # shown as summaries
-        fields = ", ".join(f"{_words(k)} {self.value(v, view)}" for k, v in event.items() if k not in ("type", "seat"))
-        return f"{who + ': ' if who else ''}{_words(str(kind))}" + (f" ({fields})" if fields else "")
+        parts = [who or "", PAST.get(kind, _words(kind))]
+        for key in ("card", "cards"):
+            if key in event:
+                parts.append(self.value(event[key], view))
+        if "source" in event:
+            parts.append(f"from the {event['source']}")
+        for key, value in event.items():
+            if key in ("type", "seat", "card", "cards", "source", "version"):
+                continue
+            if isinstance(value, bool):
+                if value:
+                    parts.append(f"and {_words(key)}")
+            else:
+                parts.append(f"({_words(key)} {self.value(value, view)})")
+        return " ".join(p for p in parts if p)
 
     def round_summary(self, event: Mapping[str, Any], names: Sequence[str], view: Mapping[str, Any]) -> list[str]:
-        """The itemized scores of a finished round, from its ``round_end`` event (and the view's totals)."""
-        lines = [self.style.title(f"Round {event.get('round', '?')} is over") + self._reason(event, names)]
-        scores = event.get("scores")
-        totals = event.get("totals")
-        hands = event.get("hands")
+        """The itemized scores of a finished round (or deal), from its end event and the view's totals."""
+        n = len(names)
+        title = f"{_words(str(event['type'])[:-4]).capitalize()} {event.get('round', '?')} is over"
+        lines = [self.style.title(title) + self._reason(event, names)]
+        shown = {"type", "round", "reason", "went_out", "seat", "scores", "totals", "melds", "deadwood", "hands",
+                 "version"}
         melds = event.get("melds")
         deadwood = event.get("deadwood")
-        width = max(len(n) for n in names)
+        hands = event.get("hands")
+        per_seat = [k for k, v in event.items() if k not in shown and k not in SEAT_LIST_KEYS
+                    and isinstance(v, list) and len(v) == n]
+        notes = [f"{_words(k)}: {self._seats_or_value(v, names, view)}" for k, v in event.items()
+                 if k not in shown and k not in per_seat and v is not None and v is not False and v != []]
+        if notes:
+            lines.append("  " + " · ".join(notes))
+        width = max(len(name) for name in names)
         for seat, name in enumerate(names):
             parts = [f"  {name:<{width}}"]
             if isinstance(melds, list) and seat < len(melds):
@@ -298,12 +333,24 @@ class Renderer:
                 parts.append("left " + self.itemized(deadwood[seat], view))
             elif isinstance(hands, list) and seat < len(hands):
                 parts.append("hand " + self.value(hands[seat], view))
+            for key in per_seat:
+                parts.append(f"{_words(key)} {self.value(event[key][seat], view)}")
+            scores = event.get("scores")
             if isinstance(scores, list) and seat < len(scores):
                 parts.append(f"scores {self.style.bold(str(scores[seat]))}")
+            totals = event.get("totals") or view.get("totals")
             if isinstance(totals, list) and seat < len(totals):
                 parts.append(f"total {totals[seat]}")
             lines.append("  ".join(parts))
         return lines
+
+    def _seats_or_value(self, value: Any, names: Sequence[str], view: Mapping[str, Any]) -> str:
+        """Seat numbers as names (``declarer: AI 1``, ``knocked out: You, AI 2``)."""
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+            return names[value]
+        if isinstance(value, list) and value and all(isinstance(v, int) and 0 <= v < len(names) for v in value):
+            return ", ".join(names[v] for v in value)
+        return self.value(value, view)
 
     def itemized(self, cards: Sequence[str], view: Mapping[str, Any]) -> str:
         return self.value(list(cards), view)
@@ -313,7 +360,11 @@ class Renderer:
         if isinstance(out, int):
             return f" — {names[out]} went out"
         reason = event.get("reason")
-        return f" — {_words(str(reason))}" if reason else ""
+        if not reason:
+            return ""
+        seat = event.get("seat")
+        by = f" ({names[seat]})" if isinstance(seat, int) and 0 <= seat < len(names) else ""
+        return f" — {_words(str(reason))}{by}"
 
     def game_summary(self, scores: Mapping[str, Any], names: Sequence[str]) -> list[str]:
         """Every round's score per seat, the totals and the winners."""
@@ -425,9 +476,85 @@ class RummyRoundsRenderer(Renderer):
         return super().describe_move(move, view)
 
 
+class LeastScoreRenderer(Renderer):
+    """Least Score: the floor you may pick from, this turn's discards, the deck, who is out, your hand total."""
+
+    skip_keys = frozenset({"hand_total", "floor", "discarded", "dead", "deck_size", "out", "played", "known"})
+
+    def header_extra(self, view: Mapping[str, Any]) -> list[str]:
+        threshold = view.get("options", {}).get("threshold")
+        return [f"deal {view['round']}"] + ([f"out over {threshold}"] if threshold else [])
+
+    def header(self, view: Mapping[str, Any]) -> str:
+        return self.style.title(" · ".join([self.game.info.name, *self.header_extra(view)]))
+
+    def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        lines = [f"Table   floor {self.cards(view.get('floor', []), view)}"
+                 + self.style.dim(" (pick any one)")
+                 + f" · deck {view.get('deck_size', 0)} cards · dead {len(view.get('dead', []))}"]
+        if view.get("discarded"):
+            lines.append(f"        your discards this turn {self.cards(view['discarded'], view)}")
+        out = [names[s] for s, o in enumerate(view.get("out", [])) if o]
+        if out:
+            lines.append(self.style.bad("Out     " + ", ".join(out)))
+        known = view.get("known") or []
+        cells = [f"{names[s]} holds {self.cards(k, view)}" for s, k in enumerate(known)
+                 if k and s != view.get("seat")]
+        if cells:
+            lines.append("Known   " + " · ".join(cells))
+        return lines + super().table_lines(view, names)
+
+    def hand_lines(self, view: Mapping[str, Any]) -> list[str]:
+        lines = super().hand_lines(view)
+        lines.append(self.style.dim("  hand total ") + self.style.bold(str(view.get("hand_total", "?"))))
+        return lines
+
+    def describe_move(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+        if move.get("type") == "pick":
+            if move.get("source") == "floor":
+                return f"pick up {self.value(move.get('card'), view)} from the floor"
+            return "pick up the top of the deck"
+        if move.get("type") == "declare":
+            return self.style.good("declare") + f" (your total is {view.get('hand_total', '?')})"
+        return super().describe_move(move, view)
+
+
+class LessThanThreeRenderer(Renderer):
+    """Less Than Three: the meld to beat, sweeps left, and cards played this round."""
+
+    skip_keys = frozenset({"table", "table_meld", "discarded", "sweeps", "sweep_used", "aside_size"})
+
+    def header_extra(self, view: Mapping[str, Any]) -> list[str]:
+        return [str(view.get("phase", ""))]
+
+    def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        table = view.get("table") or []
+        meld = view.get("table_meld")
+        beat = ""
+        if isinstance(meld, Mapping):
+            beat = f" ({meld.get('kind')})" if meld.get("size") == 1 else f" ({meld.get('kind')} of {meld.get('size')})"
+        lines = [f"Table   to beat {self.cards(table, view)}{beat}" if table else "Table   empty: lead any meld"]
+        sweeps = view.get("sweeps") or []
+        used = " · a sweep was used this round" if view.get("sweep_used") else ""
+        lines.append("Sweeps  " + " · ".join(f"{names[s]} {n}" for s, n in enumerate(sweeps)) + used)
+        played = view.get("discarded") or []
+        if played:
+            count = f"{len(played)} card{'s' if len(played) != 1 else ''}"
+            lines.append(self.style.dim(f"Played  {count} this round: ") + self.cards(played, view))
+        return lines + super().table_lines(view, names)
+
+    def describe_move(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+        if move.get("type") == "play":
+            text = f"play {self.value(move.get('cards'), view)}"
+            return text + (self.style.good(" and knock") if move.get("knock") else "")
+        return super().describe_move(move, view)
+
+
 RENDERERS: dict[str, type[Renderer]] = {
     "three-thirteen": RummyRoundsRenderer,
     "threezies": RummyRoundsRenderer,
+    "least-score": LeastScoreRenderer,
+    "less-than-three": LessThanThreeRenderer,
 }
 
 

@@ -1,0 +1,190 @@
+"""``cardtable play`` driven as a person would, through a pseudo-terminal (pexpect).
+
+A whole short game of Three Thirteen against the AI (``max_turns_per_round=10``
+keeps every round short and a fixed seed keeps it the same game): moves picked
+by number and by card, a hint, invalid input, every round summary and the game
+summary with its itemized table. Plus the renderers' small rules (suit symbols,
+colour only on a terminal and never with NO_COLOR).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from engine.registry import get_game
+from service.play_cli import TerminalMatch, parse_options
+from service.textview import Style, renderer_for, wants_color
+
+ROOT = Path(__file__).resolve().parent.parent
+PROMPT = r"Your move \[1-(\d+), h hint, q quit\]> "
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def cardtable_command() -> list[str]:
+    script = Path(sys.executable).parent / "cardtable"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "service.cli"]
+
+
+def spawn(*args: str, color: bool = False) -> pexpect.spawn:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update({"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "50", "PYTHONIOENCODING": "utf-8"})
+    if not color:
+        env["NO_COLOR"] = "1"
+    command = [*cardtable_command(), "play", *args]
+    child = pexpect.spawn(command[0], command[1:], cwd=str(ROOT), env=env, encoding="utf-8", timeout=60,
+                          dimensions=(50, 120))
+    return child
+
+
+def test_a_whole_short_game_by_number_with_a_hint_and_invalid_input() -> None:
+    child = spawn("three-thirteen", "--players", "2", "--level", "1", "--seed", "11",
+                  "-o", "max_turns_per_round=10")
+    try:
+        child.expect("Three Thirteen — you against 1 AI")
+        child.expect(PROMPT)
+        screen = child.before
+        # the screen before the first decision: header, scores, table, hand with suit symbols, numbered moves
+        assert "round 1 of 11" in screen and "3s wild" in screen
+        assert "Scores  You 0 · AI 1 0" in screen
+        assert "discard pile top" in screen
+        hand = re.search(r"Your hand \((\d+)\): (.*)", screen)
+        assert hand is not None and int(hand.group(1)) in (3, 4)
+        assert re.search(r"[♣♦♥♠]", hand.group(2)), hand.group(2)
+        assert "1) " in screen and "Your legal moves:" in screen
+        assert not ANSI.search(screen), "NO_COLOR must switch colours off"
+
+        child.sendline("banana")
+        child.expect("'banana' is not a move")
+        child.expect(PROMPT)
+        child.sendline("99")
+        child.expect("There is no move 99: choose a number from 1 to")
+        child.expect(PROMPT)
+        child.sendline("h")
+        child.expect(r"Hint: (\d+)\) ")
+        hinted = int(child.match.group(1))
+        child.expect(PROMPT)
+        assert "ms" in child.before  # the hint's facts line (samples, time)
+        child.sendline(str(hinted))
+
+        rounds_seen: list[int] = []
+        running = [0, 0]
+        decisions = 1
+        by_card = False
+        while True:
+            i = child.expect([PROMPT, r"Round (\d+) is over", "Game over", pexpect.EOF])
+            if i == 0:
+                decisions += 1
+                screen = child.before
+                discard = re.search(r"\d+\) discard (\S+)", screen)
+                if discard and not by_card and "go out" not in screen:
+                    # type a card instead of a number, once (discard moves are the only ones naming it)
+                    child.sendline(discard.group(1).replace("♣", "C").replace("♦", "D").replace("♥", "H")
+                                   .replace("♠", "S").replace("10", "T").rstrip("*"))
+                    by_card = True
+                else:
+                    child.sendline("1")
+            elif i == 1:
+                rounds_seen.append(int(child.match.group(1)))
+                # (pexpect compiles with DOTALL: stay on one line)
+                for seat, name in enumerate(("You", "AI 1")):
+                    child.expect(name + r" [^\r\n]*scores (\d+)  total (\d+)")
+                    scored, total = int(child.match.group(1)), int(child.match.group(2))
+                    running[seat] += scored
+                    assert total == running[seat]  # the itemized round score adds up to the total
+            elif i == 2:
+                break
+            else:
+                pytest.fail("the game ended without a summary:\n" + str(child.before))
+        child.expect(pexpect.EOF)
+        summary = child.before
+    finally:
+        child.close()
+    assert rounds_seen == list(range(1, 12))
+    assert decisions > 22  # at least a draw and a discard in each of the 11 rounds
+    assert by_card
+    rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s*$", summary, flags=re.M)
+    assert [int(r[0]) for r in rows] == list(range(1, 12))
+    total = re.search(r"Total\s+(\d+)\s+(\d+)", summary)
+    assert total is not None
+    assert [int(total.group(1)), int(total.group(2))] == [sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows)]
+    assert [int(total.group(1)), int(total.group(2))] == running
+    assert re.search(r"(You win!|AI 1 wins!|You and AI 1 win!)", summary)
+    assert child.exitstatus == 0
+
+
+def test_quit_and_colour_on_a_terminal() -> None:
+    child = spawn("threezies", "--level", "1", "--seed", "3", color=True)
+    try:
+        child.expect(PROMPT)
+        assert ANSI.search(child.before), "a colour terminal without NO_COLOR gets colours"
+        child.sendline("q")
+        child.expect("You quit. Scores so far: You 0 · AI 1 0")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+
+
+def test_bad_arguments_are_reported() -> None:
+    child = spawn("no-such-game")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "unknown game 'no-such-game'" in child.before
+    assert child.exitstatus == 2
+    child = spawn("three-thirteen", "-o", "max_turns_per_round=3")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "max_turns_per_round" in child.before and "at least 10" in child.before
+    assert child.exitstatus == 2
+
+
+def test_end_of_input_quits_cleanly() -> None:
+    out = io.StringIO()
+    match = TerminalMatch(get_game("three-thirteen"), 2, 1, 5, stdin=io.StringIO("7\n"), stdout=out)
+    assert match.run() == 0
+    text = out.getvalue()
+    assert "You quit" in text
+    assert "\x1b[" not in text  # not a terminal: no colour
+
+
+def test_options_are_read_as_json_where_they_parse() -> None:
+    assert parse_options(["max_turns_per_round=20", "aces=high_or_low", "allow_rediscard=true"]) == {
+        "max_turns_per_round": 20, "aces": "high_or_low", "allow_rediscard": True}
+    with pytest.raises(ValueError, match="name=value"):
+        parse_options(["decks"])
+
+
+def test_cards_have_suit_symbols_and_wilds_are_marked(monkeypatch: pytest.MonkeyPatch) -> None:
+    style = Style(color=False)
+    assert [style.card(c) for c in ("7H", "TS", "AD", "KC")] == ["7♥", "10♠", "A♦", "K♣"]
+    assert style.card("5S", wild=True) == "5♠*"
+    assert Style(color=False, symbols=False).card("QD") == "QD"
+    assert Style(color=True).card("7H") == "\x1b[31m7♥\x1b[0m"
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert wants_color(Tty()) and not wants_color(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not wants_color(Tty())
+
+
+def test_the_hand_is_sorted_and_grouped_by_suit_with_wilds_last() -> None:
+    game = get_game("three-thirteen")
+    render = renderer_for(game, Style(color=False))
+    view = {"wild_rank": 5, "hand": ["KS", "5D", "2C", "9H", "AC", "JK", "3S"]}
+    assert render.hand_groups(view["hand"], view) == [["AC", "2C"], ["9H"], ["3S", "KS"], ["5D", "JK"]]
+    lines = render.hand_lines({**view, "options": {}, "round": 3})
+    assert lines[0] == "Your hand (7): A♣ 2♣ │ 9♥ │ 3♠ K♠ │ 5♦* JK"
