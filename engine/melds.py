@@ -1,0 +1,1227 @@
+"""Melds and the exact minimum-deadwood solver of the rummy games (RULES.md C5).
+
+Vocabulary (RULES.md §0): a *set* is cards of one rank, a *run* is consecutive
+ranks of one suit (never wrapping K-A-2), no card is in two melds, and
+*deadwood* is what is in no meld. A hand scores the **minimum** deadwood over
+every way to split it into melds; a greedy grouping is wrong (RULES.md TT3,
+TT4, TT5, TZ5). Every rummy game describes its melds with one
+:class:`MeldRules` and asks this module.
+
+>>> from engine.cards import parse_cards
+>>> tt_round_4 = MeldRules(wild_ranks=frozenset({6}))
+>>> min_deadwood(parse_cards("7H 8H 9H 9S 9D 9C"), tt_round_4)   # TT3
+0
+
+How the solver works (all of it pure Python, exact, and cross-checked against
+a brute force in ``tests/test_melds.py``):
+
+* Wild cards are a *count*. While at least one meld holds a natural card, any
+  further wild can join a meld (a set takes any number; a run grows, and a
+  full run splits in two), so with wild limit ``none`` or
+  ``at_least_one_natural`` every wild is melded as soon as one natural is.
+  What remains is: which naturals can be melded with at most ``W`` wilds.
+* One deck, no duplicate naturals (the common case): a hand is four 13-bit
+  suit masks. Per-suit tables (built once per value table, ``min_run`` and ace
+  rule) give the best run weight of a suit for 0..4 wilds; sets are chosen
+  rank by rank, but only ranks whose cards could also sit in a run are
+  branched on. With no wilds and no rank that is both a set and part of a run,
+  the answer is a few table look-ups.
+* Anything else (duplicates from several decks, more than four wilds, the
+  wild limits that cap wilds per meld) goes to an explicit memoised search on
+  the lowest remaining card, which is also what builds :class:`Arrangement`\\ s.
+
+Weights: internally a card weighs ``value * 256 + 1``, so maximising the
+melded weight maximises the melded value first and, among equal values, the
+number of melded cards (which is what "fully melded" needs when a card is
+worth 0 points).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import product
+from typing import Any
+
+from engine.cards import CARD_NAMES, JOKER, Card, make_card
+from engine.errors import InvalidCardError, InvalidOptionError
+
+ACES = ("low", "high_or_low")
+WILD_LIMITS = ("none", "at_least_one_natural", "not_more_than_naturals", "fewer_than_naturals")
+MAX_RUN = 13  # a run never holds an ace at both ends, so it spans at most 13 positions
+
+_SCALE = 256  # weight = value * _SCALE + 1; hands must hold fewer than _SCALE cards
+_FAST_WILDS = 4  # the one-deck path handles up to this many wilds
+_INF = 1 << 30
+
+
+def rummy_values(
+    ace: int = 1, joker: int = 20, two: int | None = None, low: int | None = None, ten_to_king: int = 10
+) -> tuple[int, ...]:
+    """The deadwood value of every card code 0..52 (``values[JOKER]`` is the joker's).
+
+    Ranks 2-9 count their face value unless ``low`` is given (then 3-9, and 2
+    unless ``two`` is given, count ``low``); T, J, Q, K count ``ten_to_king``.
+
+    * Three Thirteen (§2 R4): ``rummy_values()``; with aces high_or_low ``rummy_values(ace=15)``.
+    * Threezies (§3 R5): ``rummy_values()``.
+    * Contract rummy (§4 R9): ``rummy_values(ace=15, joker=25, two=20, low=5)``.
+
+    >>> v = rummy_values(ace=15, joker=25, two=20, low=5)
+    >>> v[0], v[1], v[6], v[12], v[JOKER]          # AC 2C 7C KC JK
+    (15, 20, 5, 10, 25)
+    """
+    by_rank = [0, ace]
+    for rank in range(2, 10):
+        by_rank.append(rank if low is None else low)
+    if two is not None:
+        by_rank[2] = two
+    by_rank += [ten_to_king] * 4
+    return (*tuple(by_rank[c % 13 + 1] for c in range(52)), joker)
+
+
+_DEFAULT_VALUES = rummy_values()
+
+
+@dataclass(frozen=True)
+class MeldRules:
+    """What counts as a meld in one game (and round), and what deadwood costs.
+
+    * ``min_set``: a set is ``min_set``+ cards of one rank; identical cards from
+      several decks are allowed (``7H 7H 7S``).
+    * ``min_run``: a run is ``min_run``+ consecutive ranks of one suit, no two of
+      the same rank, never wrapping (K-A-2).
+    * ``aces``: ``"low"`` (A-2-3 only) or ``"high_or_low"`` (A-2-3 or Q-K-A,
+      never both ends of one run). An ace's value never changes.
+    * ``wild_ranks``: ranks whose cards are wild (Three Thirteen round k: {k+2};
+      contract rummy: {2}). ``jokers_wild``: whether a joker is wild (a joker
+      that is not wild fits no meld).
+    * ``wild_limit``: ``"none"`` (any number of wilds, even an all-wild meld),
+      ``"at_least_one_natural"``, ``"not_more_than_naturals"`` or
+      ``"fewer_than_naturals"`` (per meld). A wild used as itself — a 2 in a
+      set of 2s, or 2H at the 2H place of a hearts run — counts as natural.
+    * ``values``: deadwood value of each card code 0..52 (see :func:`rummy_values`);
+      an unmatched wild scores its own value.
+    """
+
+    min_set: int = 3
+    min_run: int = 3
+    aces: str = "low"
+    wild_ranks: frozenset[int] = frozenset()
+    jokers_wild: bool = True
+    wild_limit: str = "none"
+    values: tuple[int, ...] = _DEFAULT_VALUES
+
+    def __post_init__(self) -> None:
+        for name in ("min_set", "min_run"):
+            size = getattr(self, name)
+            if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= MAX_RUN:
+                raise InvalidOptionError(name, f"must be an integer from 2 to {MAX_RUN}, not {size!r}")
+        if self.aces not in ACES:
+            raise InvalidOptionError("aces", f"must be one of {', '.join(ACES)}, not {self.aces!r}")
+        if self.wild_limit not in WILD_LIMITS:
+            raise InvalidOptionError(
+                "wild_limit", f"must be one of {', '.join(WILD_LIMITS)}, not {self.wild_limit!r}"
+            )
+        ranks = frozenset(self.wild_ranks)
+        if not all(isinstance(r, int) and 1 <= r <= 13 for r in ranks):
+            raise InvalidOptionError("wild_ranks", f"ranks are 1 (ace) to 13 (king), not {sorted(ranks)!r}")
+        object.__setattr__(self, "wild_ranks", ranks)
+        values = tuple(self.values)
+        if len(values) != 53 or not all(isinstance(v, int) and v >= 0 for v in values):
+            raise InvalidOptionError("values", "must give a value >= 0 for each of the 53 card codes")
+        object.__setattr__(self, "values", values)
+
+    def is_wild(self, card: Card) -> bool:
+        """Whether ``card`` is wild under these rules."""
+        if card == JOKER:
+            return self.jokers_wild
+        return card % 13 + 1 in self.wild_ranks
+
+
+@dataclass(frozen=True)
+class Meld:
+    """One meld: ``cards`` in meld order (runs low to high) and, position by
+    position, the natural card each one ``stands_for`` (a natural card stands
+    for itself; a wild in a set stands for a card of the set's rank).
+
+    >>> from engine.cards import parse_cards
+    >>> m = as_meld(parse_cards("QS KS AS 2S"), MeldRules(min_run=4, aces="high_or_low",
+    ...             wild_ranks=frozenset({2})))
+    >>> str(m)
+    'run 2S=JS QS KS AS'
+    """
+
+    kind: str
+    cards: tuple[Card, ...]
+    stands_for: tuple[Card, ...]
+
+    def __str__(self) -> str:
+        return self.kind + " " + " ".join(
+            CARD_NAMES[c] if c == f else f"{CARD_NAMES[c]}={CARD_NAMES[f]}"
+            for c, f in zip(self.cards, self.stands_for, strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """A best split of a hand: its ``score`` (deadwood value), the melds and the deadwood cards."""
+
+    score: int
+    melds: tuple[Meld, ...]
+    deadwood: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
+class DiscardChoice:
+    """The discard of :func:`best_discard`: ``score`` is the minimum deadwood of
+    the hand left after discarding ``card``; ``can_go_out`` says that hand is fully melded."""
+
+    card: Card
+    score: int
+    can_go_out: bool
+
+
+# --------------------------------------------------------------------------- public functions
+
+
+def min_deadwood(hand: Sequence[Card], rules: MeldRules) -> int:
+    """The minimum deadwood value of ``hand`` over all ways to meld it (RULES.md C5).
+
+    >>> from engine.cards import parse_cards
+    >>> min_deadwood(parse_cards("JS KS TS QH QD 6C"), MeldRules(wild_ranks=frozenset({6})))  # TT5
+    20
+    """
+    total, melded = _solver_for(rules).solve(hand)
+    return (total - melded) // _SCALE
+
+
+def is_fully_melded(hand: Sequence[Card], rules: MeldRules) -> bool:
+    """Whether every card of ``hand`` can be put in a meld at once (going out, TT R6).
+
+    >>> from engine.cards import parse_cards
+    >>> is_fully_melded(parse_cards("4C 9S 9H 9D"), MeldRules(wild_ranks=frozenset({4})))
+    True
+    """
+    total, melded = _solver_for(rules).solve(hand)
+    return total == melded
+
+
+def best_arrangement(hand: Sequence[Card], rules: MeldRules) -> Arrangement:
+    """A split of ``hand`` into melds with the minimum deadwood (C5), melds and deadwood listed.
+
+    Among equally good splits it melds as many cards as possible, and leaves
+    the cheapest wilds unmatched.
+
+    >>> from engine.cards import parse_cards, cards_str
+    >>> a = best_arrangement(parse_cards("7H 8H 9H 9S 9D 9C"), MeldRules(wild_ranks=frozenset({6})))
+    >>> a.score, [str(m) for m in a.melds], a.deadwood
+    (0, ['set 9C 9D 9S', 'run 7H 8H 9H'], ())
+    """
+    return _solver_for(rules).arrangement(hand)
+
+
+def best_discard(hand: Sequence[Card], rules: MeldRules) -> DiscardChoice:
+    """For a hand of n+1 cards: the discard that leaves the least deadwood.
+
+    Ties go to the discard of higher value, then to a natural over a wild,
+    then to the higher card code (``KS`` before ``KH``), so the choice is a
+    function of the hand alone.
+
+    >>> from engine.cards import parse_cards, format_card
+    >>> d = best_discard(parse_cards("4C 9S 9H 9D KS"), MeldRules(wild_ranks=frozenset({4})))  # TT10
+    >>> format_card(d.card), d.score, d.can_go_out
+    ('KS', 0, True)
+    """
+    if not hand:
+        raise ValueError("best_discard needs at least one card")
+    return _solver_for(rules).best_discard(hand)
+
+
+def discard_scores(hand: Sequence[Card], rules: MeldRules) -> dict[Card, int]:
+    """The minimum deadwood left after each distinct discard from ``hand``.
+
+    >>> from engine.cards import parse_cards, format_cards
+    >>> s = discard_scores(parse_cards("7H 8H 9H KS"), MeldRules())
+    >>> {format_cards([c])[0]: v for c, v in sorted(s.items())}
+    {'7H': 27, '8H': 26, '9H': 25, 'KS': 0}
+    """
+    return _solver_for(rules).discard_scores(hand)
+
+
+def as_meld(cards: Sequence[Card], rules: MeldRules, stands_for: Sequence[Card] | None = None) -> Meld | None:
+    """``cards`` as ONE legal meld, or ``None`` if they are not one.
+
+    With ``stands_for`` given, that exact assignment is checked (each natural
+    card must stand for itself; a wild for any card); otherwise an assignment
+    is searched for, preferring natural placements. The rules enforced: set
+    size ``min_set``+, one rank; run size ``min_run``+, one suit, consecutive,
+    no wrap, an ace at one end only; the wild limit per meld.
+
+    >>> from engine.cards import parse_cards
+    >>> contract = MeldRules(min_run=4, aces="high_or_low", wild_ranks=frozenset({2}),
+    ...                      wild_limit="at_least_one_natural")
+    >>> str(as_meld(parse_cards("5H 6H 2C 8H"), contract))              # CR4
+    'run 5H 6H 2C=7H 8H'
+    >>> as_meld(parse_cards("KS AS 2S 3S"), MeldRules(min_run=4)) is None
+    True
+    """
+    cards = tuple(cards)
+    for c in cards:
+        _check_card(c)
+    if stands_for is None:
+        return _find_assignment(cards, rules)
+    targets = tuple(stands_for)
+    for f in targets:
+        _check_card(f)
+    return _check_assignment(cards, targets, rules)
+
+
+# --------------------------------------------------------------------------- meld validity
+
+
+def _check_card(card: Any) -> None:
+    if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card <= JOKER:
+        raise InvalidCardError(f"{card!r} is not a card code (0..52, see engine/cards.py)")
+
+
+def _limit_ok(limit: str, naturals: int, wilds: int) -> bool:
+    """The per-meld wild limit (RULES.md §2 R5, §3 R4, §4 R3)."""
+    if limit == "none":
+        return True
+    if limit == "at_least_one_natural":
+        return naturals >= 1
+    if limit == "not_more_than_naturals":
+        return wilds <= naturals
+    return wilds < naturals
+
+
+def _position_card(suit: int, position: int) -> Card:
+    """The card at ``position`` 1..14 of a run of ``suit`` (14 is the high ace)."""
+    return make_card(1 if position == 14 else position, suit)
+
+
+def _check_assignment(cards: tuple[Card, ...], targets: tuple[Card, ...], rules: MeldRules) -> Meld | None:
+    n = len(cards)
+    if n != len(targets) or n == 0:
+        return None
+    for c, f in zip(cards, targets, strict=True):
+        if f == JOKER or (not rules.is_wild(c) and c != f):
+            return None
+    ranks = {f % 13 for f in targets}
+    if len(ranks) == 1:  # a set
+        if n < rules.min_set:
+            return None
+        rank = targets[0] % 13
+        naturals = sum(1 for c in cards if c != JOKER and c % 13 == rank)
+        if not _limit_ok(rules.wild_limit, naturals, n - naturals):
+            return None
+        pairs = sorted(zip(cards, targets, strict=True))
+        return Meld("set", tuple(c for c, _ in pairs), tuple(f for _, f in pairs))
+    if n < rules.min_run or n > MAX_RUN or len({f // 13 for f in targets}) != 1:
+        return None
+    ranks_in = [f % 13 + 1 for f in targets]
+    if ranks_in.count(1) > 1:
+        return None
+    ace_places = [1, 14] if rules.aces == "high_or_low" else [1]
+    for ace in ace_places if 1 in ranks_in else [1]:
+        positions = [ace if r == 1 else r for r in ranks_in]
+        order = sorted(range(n), key=positions.__getitem__)
+        if all(positions[order[i + 1]] == positions[order[i]] + 1 for i in range(n - 1)):
+            naturals = sum(1 for c, f in zip(cards, targets, strict=True) if c == f)
+            if not _limit_ok(rules.wild_limit, naturals, n - naturals):
+                return None
+            return Meld("run", tuple(cards[i] for i in order), tuple(targets[i] for i in order))
+    return None
+
+
+def _find_assignment(cards: tuple[Card, ...], rules: MeldRules) -> Meld | None:
+    n = len(cards)
+    if n == 0:
+        return None
+    wild = [rules.is_wild(c) for c in cards]
+    if any(c == JOKER and not w for c, w in zip(cards, wild, strict=True)):
+        return None  # a joker that is not wild fits no meld
+    naturals = [c for c, w in zip(cards, wild, strict=True) if not w]
+    if n >= rules.min_set:
+        ranks = {c % 13 for c in naturals}
+        if len(ranks) <= 1:
+            if ranks:
+                rank = ranks.pop()
+            else:  # all wild: the rank most of them have (they are natural there)
+                counts = Counter(c % 13 for c in cards if c != JOKER)
+                rank = min(counts, key=lambda r: (-counts[r], r)) if counts else 0
+            targets = tuple(
+                c if c != JOKER and c % 13 == rank else make_card(rank + 1, 0 if c == JOKER else c // 13)
+                for c in cards
+            )
+            meld = _check_assignment(cards, targets, rules)
+            if meld is not None:
+                return meld
+    if not rules.min_run <= n <= MAX_RUN:
+        return None
+    suits = {c // 13 for c in naturals}
+    if len(suits) > 1:
+        return None
+    suit_options = sorted(suits) if suits else sorted({c // 13 for c in cards if c != JOKER}) or [0]
+    top = 14 if rules.aces == "high_or_low" else 13
+    for suit in suit_options:
+        # wild cards of this suit may sit at their own place, as naturals
+        optional = [i for i, c in enumerate(cards) if wild[i] and c != JOKER and c // 13 == suit]
+        fixed = [i for i in range(n) if not wild[i]]
+        choices = sorted(range(1 << len(optional)), key=lambda b: -b.bit_count())
+        for bits in choices:
+            chosen = fixed + [optional[j] for j in range(len(optional)) if bits >> j & 1]
+            meld = _place_run(cards, chosen, suit, top, rules)
+            if meld is not None:
+                return meld
+    return None
+
+
+def _place_run(cards: tuple[Card, ...], chosen: list[int], suit: int, top: int, rules: MeldRules) -> Meld | None:
+    """Try ``cards`` as a run of ``suit`` with the cards at indexes ``chosen`` at their own places."""
+    n = len(cards)
+    ranks = [cards[i] % 13 + 1 for i in chosen]
+    if len(set(ranks)) != len(ranks):
+        return None
+    ace_options = [1, 14] if (1 in ranks and top == 14) else [1]
+    for ace in ace_options:
+        places = [ace if r == 1 else r for r in ranks]
+        lo, hi = (min(places), max(places)) if places else (1, 1)
+        if hi - lo + 1 > n:
+            continue
+        # prefer growing upwards to the king, then downwards, then up to the high ace
+        starts = [a for a in range(lo, 0, -1) if hi <= a + n - 1 <= 13]
+        if not starts and top == 14 and 15 - n >= 2 and 15 - n <= lo:
+            starts = [15 - n]
+        if not starts:
+            continue
+        start = starts[0]
+        targets: list[Card] = [0] * n
+        taken = set(places)
+        free = iter(p for p in range(start, start + n) if p not in taken)
+        for i, p in zip(chosen, places, strict=True):
+            targets[i] = _position_card(suit, p)
+        chosen_set = set(chosen)
+        for i in range(n):
+            if i not in chosen_set:
+                targets[i] = _position_card(suit, next(free))
+        meld = _check_assignment(cards, tuple(targets), rules)
+        if meld is not None:
+            return meld
+    return None
+
+
+# --------------------------------------------------------------------------- per-suit tables
+
+
+def _segments(mask: int, min_run: int) -> int:
+    """Bits of ``mask`` inside a stretch of ``min_run``+ consecutive bits."""
+    starts = mask
+    for i in range(1, min_run):
+        starts &= mask >> i
+    covered = 0
+    for i in range(min_run):
+        covered |= starts << i
+    return covered
+
+
+class _SuitTables:
+    """Run tables of one suit: index = 13-bit mask of the suit's naturals (bit r-1 = rank r).
+
+    ``value[m]`` weight of the cards; ``run0[m]``/``run0_mask[m]`` the best run
+    weight and its cards with no wild (every maximal stretch of ``min_run``+);
+    ``relevant[w][m]`` the cards that can be in some run using at most ``w``
+    wilds; ``front[m]`` (filled lazily) the best run weight for 0..4 wilds and
+    the cards melded for each.
+    """
+
+    def __init__(self, weights: tuple[int, ...], min_run: int, ace_high: bool) -> None:
+        self.weights = weights
+        self.min_run = min_run
+        self.ace_high = ace_high
+        size = 1 << 13
+        value = [0] * size
+        for m in range(1, size):
+            low = m & -m
+            value[m] = value[m ^ low] + weights[low.bit_length() - 1]
+        self.value = value
+        run0 = [0] * size
+        run0_mask = [0] * size
+        relevant0 = [0] * size
+        for m in range(size):
+            cov = _segments(m, min_run)
+            if ace_high and m & 1:
+                cov_high = _segments((m ^ 1) | 1 << 13, min_run)
+                cov_high = (cov_high & 0x1FFF) | cov_high >> 13
+                relevant0[m] = cov | cov_high
+                if value[cov_high] > value[cov]:
+                    cov = cov_high
+            else:
+                relevant0[m] = cov
+            run0[m] = value[cov]
+            run0_mask[m] = cov
+        self.run0 = run0
+        self.run0_mask = run0_mask
+        self.dead0 = [value[m] - run0[m] for m in range(size)]
+        self.relevant: list[list[int]] = [relevant0] + [[-1] * size for _ in range(_FAST_WILDS)]
+        self.front: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = [None] * size
+        self._pos_weights = [*list(weights), weights[0]]
+        self._g: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {0: ((0,) * (_FAST_WILDS + 1),) * 2}
+
+    def fill_relevant(self, wilds: int, m: int) -> int:
+        pm = m | ((m & 1) << 13) if self.ace_high else m
+        need = self.min_run - wilds
+        out = 0
+        width = (1 << self.min_run) - 1
+        for start in range((14 if self.ace_high else 13) - self.min_run + 1):
+            got = pm & (width << start)
+            if got.bit_count() >= need:
+                out |= got
+        out = (out & 0x1FFF) | (out >> 13)
+        self.relevant[wilds][m] = out
+        return out
+
+    def fill_front(self, m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        res = self._frontier(m)
+        if self.ace_high and m & 1:
+            best_h, how_h = self._frontier((m ^ 1) | 1 << 13)
+            best, how = list(res[0]), list(res[1])
+            for w in range(_FAST_WILDS + 1):
+                if best_h[w] > best[w]:
+                    best[w] = best_h[w]
+                    how[w] = (how_h[w] & 0x1FFF) | how_h[w] >> 13
+            res = (tuple(best), tuple(how))
+        self.front[m] = res
+        return res
+
+    def _frontier(self, pm: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Best run weight of the position mask ``pm`` (bit i = position i+1) for 0..4 wilds.
+
+        The lowest card is deadwood, or starts a run with the next j cards of
+        the suit: runs never need to skip a natural of their span (swapping it
+        in for the wild is never worse, and two overlapping runs merge into one
+        needing fewer wilds), so this DP is exact.
+        """
+        hit = self._g.get(pm)
+        if hit is not None:
+            return hit
+        low = pm & -pm
+        p = low.bit_length() - 1
+        sub_best, sub_how = self._frontier(pm ^ low)
+        best = list(sub_best)
+        how = list(sub_how)
+        pw = self._pos_weights
+        min_run = self.min_run
+        run, rest, wsum, k, q = low, pm ^ low, pw[p], 1, p
+        while True:
+            span = q - p + 1
+            cost = span - k + (min_run - span if span < min_run else 0)
+            if cost <= _FAST_WILDS:
+                f_best, f_how = self._frontier(pm ^ run)
+                for w in range(cost, _FAST_WILDS + 1):
+                    v = wsum + f_best[w - cost]
+                    if v > best[w]:
+                        best[w] = v
+                        how[w] = f_how[w - cost] | run
+            if not rest:
+                break
+            nxt = rest & -rest
+            q = nxt.bit_length() - 1
+            if q - p >= MAX_RUN:
+                break
+            run |= nxt
+            rest ^= nxt
+            wsum += pw[q]
+            k += 1
+        res = (tuple(best), tuple(how))
+        self._g[pm] = res
+        return res
+
+
+_SUIT_TABLES: dict[tuple[tuple[int, ...], int, bool], _SuitTables] = {}
+
+
+def _suit_tables(weights: tuple[int, ...], min_run: int, ace_high: bool) -> _SuitTables:
+    key = (weights, min_run, ace_high)
+    tables = _SUIT_TABLES.get(key)
+    if tables is None:
+        if len(_SUIT_TABLES) >= 32:
+            _SUIT_TABLES.clear()
+        tables = _SUIT_TABLES[key] = _SuitTables(weights, min_run, ace_high)
+    return tables
+
+
+_POP4 = [bin(p).count("1") for p in range(16)]
+
+
+def _set_options(lo: int, min_set: int) -> list[list[list[tuple[int, int]]]]:
+    """``[present][relevant]`` -> the sets worth trying at one rank, as (suits, wilds needed).
+
+    Cards of the rank that fit no run are always in the set when there is one.
+    """
+    table: list[list[list[tuple[int, int]]]] = []
+    for present in range(16):
+        row = []
+        for relevant in range(16):
+            must = present & ~relevant
+            opts = [(0, 0)]
+            for s in range(1, 16):
+                if s & present == s and s & must == must and _POP4[s] >= lo:
+                    opts.append((s, max(0, min_set - _POP4[s])))
+            row.append(opts)
+        table.append(row)
+    return table
+
+
+# --------------------------------------------------------------------------- the solver
+
+
+class _Solver:
+    """Everything precomputed for one :class:`MeldRules`."""
+
+    def __init__(self, rules: MeldRules) -> None:
+        self.rules = rules
+        self.wt = [v * _SCALE + 1 for v in rules.values]
+        self.min_set = rules.min_set
+        self.min_run = rules.min_run
+        self.limit = rules.wild_limit
+        self.absorbing = rules.wild_limit in ("none", "at_least_one_natural")
+        self.all_wild_ok = rules.wild_limit == "none"
+        self.all_wild_size = min(rules.min_set, rules.min_run)
+        self.jokers_wild = rules.jokers_wild
+        self.wild_mask = sum(1 << make_card(r, s) for r in rules.wild_ranks for s in range(4))
+        ace_high = rules.aces == "high_or_low"
+        self.ace_high = ace_high
+        self.tabs = [_suit_tables(tuple(self.wt[13 * s : 13 * s + 13]), rules.min_run, ace_high) for s in range(4)]
+        # a set of one natural plus wilds only when that is cheaper than a run of one natural plus wilds
+        self.set_lo = 1 if rules.min_set < rules.min_run else 2
+        self.opts_a = _set_options(rules.min_set, rules.min_set)
+        self.opts_b = _set_options(self.set_lo, rules.min_set)
+        self.set_weight = [[sum(self.wt[13 * s + r] for s in range(4) if sp >> s & 1) for sp in range(16)]
+                           for r in range(13)]
+        self.spread = [[sum(1 << (13 * s + r) for s in range(4) if sp >> s & 1) for sp in range(16)]
+                       for r in range(13)]
+
+    # ------------------------------------------------------------- entry points
+
+    def solve(self, hand: Sequence[Card]) -> tuple[int, int]:
+        """(total weight, best melded weight) of ``hand``."""
+        res = self._solve(hand, False)
+        return res[0], res[1]
+
+    def _solve(self, hand: Sequence[Card], want: bool) -> tuple[int, int, list[Card] | None]:
+        """(total weight, best melded weight, deadwood cards if ``want``)."""
+        m = 0
+        try:
+            for c in hand:
+                m |= 1 << c
+        except (TypeError, ValueError):
+            for c in hand:
+                _check_card(c)
+            raise
+        nj = 0
+        if m >> 52:
+            if m >> 53:
+                for c in hand:
+                    _check_card(c)
+            nj = list(hand).count(JOKER)
+            m ^= 1 << 52
+        if m.bit_count() + nj != len(hand) or not self.absorbing:
+            return self._solve_search(hand, want)
+        wm = m & self.wild_mask
+        nat = m ^ wm
+        wild_n = wm.bit_count()
+        if self.jokers_wild:
+            wild_n += nj
+        if wild_n > _FAST_WILDS:
+            return self._solve_search(hand, want)
+        t0, t1, t2, t3 = self.tabs
+        wt_joker = self.wt[JOKER]
+        total = t0.value[m & 0x1FFF] + t1.value[m >> 13 & 0x1FFF] + t2.value[m >> 26 & 0x1FFF] \
+            + t3.value[m >> 39] + nj * wt_joker
+        if wild_n == 0:
+            melded, mask = self._no_wild(nat, want)
+            if not want:
+                return total, melded, None
+            return total, melded, _mask_cards(nat & ~mask) + [JOKER] * nj
+        wild_w = t0.value[wm & 0x1FFF] + t1.value[wm >> 13 & 0x1FFF] + t2.value[wm >> 26 & 0x1FFF] \
+            + t3.value[wm >> 39] + (nj * wt_joker if self.jokers_wild else 0)
+        best, mask = self._with_wilds(nat, wild_n, want)
+        absorbed = best > 0 or (self.all_wild_ok and wild_n >= self.all_wild_size)
+        if absorbed:
+            best += wild_w
+        best_nat, best_absorbed = nat, absorbed
+        if self.limit == "at_least_one_natural" and wm:
+            # a wild card used as itself is natural (contract rummy's natural 2s)
+            sub = wm
+            while sub:
+                n_sub = sub.bit_count()
+                if n_sub == wild_n:
+                    f, f_mask = self._no_wild(nat | sub, want)
+                else:
+                    f, f_mask = self._with_wilds(nat | sub, wild_n - n_sub, want)
+                if f > 0:
+                    sub_w = t0.value[sub & 0x1FFF] + t1.value[sub >> 13 & 0x1FFF] \
+                        + t2.value[sub >> 26 & 0x1FFF] + t3.value[sub >> 39]
+                    f += wild_w - sub_w
+                    if f > best:
+                        best, mask, best_nat, best_absorbed = f, f_mask, nat | sub, True
+                sub = (sub - 1) & wm
+        if not want:
+            return total, best, None
+        dead = _mask_cards(best_nat & ~mask)
+        if not best_absorbed:
+            dead += _mask_cards(wm) + ([JOKER] * nj if self.jokers_wild else [])
+        if not self.jokers_wild:
+            dead += [JOKER] * nj
+        return total, best, sorted(dead)
+
+    # ------------------------------------------------------------- one deck, no wild
+
+    def _no_wild(self, n: int, want: bool) -> tuple[int, int]:
+        """Best melded weight (and cards if ``want``) of the natural cards ``n`` (one deck, no wild)."""
+        a = n & 0x1FFF
+        b = n >> 13 & 0x1FFF
+        c = n >> 26 & 0x1FFF
+        d = n >> 39
+        t0, t1, t2, t3 = self.tabs
+        ms = self.min_set
+        if ms == 3:
+            sets = (a & b & (c | d)) | (c & d & (a | b))
+        elif ms == 2:
+            sets = ((a | b) & (c | d)) | (a & b) | (c & d)
+        elif ms == 4:
+            sets = a & b & c & d
+        else:
+            sets = 0
+        if not sets:
+            melded = t0.run0[a] + t1.run0[b] + t2.run0[c] + t3.run0[d]
+            if not want:
+                return melded, 0
+            return melded, (t0.run0_mask[a] | t1.run0_mask[b] << 13 | t2.run0_mask[c] << 26
+                            | t3.run0_mask[d] << 39)
+        ra = t0.relevant[0][a]
+        rb = t1.relevant[0][b]
+        rc = t2.relevant[0][c]
+        rd = t3.relevant[0][d]
+        conflict = sets & (ra | rb | rc | rd)
+        fixed = sets & ~conflict
+        fixed_w = t0.value[a & fixed] + t1.value[b & fixed] + t2.value[c & fixed] + t3.value[d & fixed]
+        if not conflict:
+            melded = t0.run0[a] + t1.run0[b] + t2.run0[c] + t3.run0[d] + fixed_w
+            if not want:
+                return melded, 0
+            return melded, ((t0.run0_mask[a] | fixed) | (t1.run0_mask[b] | fixed) << 13
+                            | (t2.run0_mask[c] | fixed) << 26 | (t3.run0_mask[d] | fixed) << 39) & n
+        # ranks that are a set and part of a run: try each way to split them
+        choices = []
+        x = conflict
+        spread, set_weight, opts_a = self.spread, self.set_weight, self.opts_a
+        while x:
+            low = x & -x
+            r = low.bit_length() - 1
+            x ^= low
+            present = (a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3
+            relevant = (ra >> r & 1) | (rb >> r & 1) << 1 | (rc >> r & 1) << 2 | (rd >> r & 1) << 3
+            choices.append([(spread[r][s], set_weight[r][s]) for s, _ in opts_a[present][relevant]])
+        fixed52 = (fixed | fixed << 13 | fixed << 26 | fixed << 39) & n
+        rest0 = n & ~fixed52
+        r0, r1, r2, r3 = t0.run0, t1.run0, t2.run0, t3.run0
+        best = -1
+        best_sel = 0
+        for combo in product(*choices):
+            sel = 0
+            v = fixed_w
+            for s_mask, s_w in combo:
+                sel |= s_mask
+                v += s_w
+            rest = rest0 & ~sel
+            v += r0[rest & 0x1FFF] + r1[rest >> 13 & 0x1FFF] + r2[rest >> 26 & 0x1FFF] + r3[rest >> 39]
+            if v > best:
+                best = v
+                best_sel = sel
+        if not want:
+            return best, 0
+        rest = rest0 & ~best_sel
+        return best, (fixed52 | best_sel | t0.run0_mask[rest & 0x1FFF] | t1.run0_mask[rest >> 13 & 0x1FFF] << 13
+                      | t2.run0_mask[rest >> 26 & 0x1FFF] << 26 | t3.run0_mask[rest >> 39] << 39)
+
+    # ------------------------------------------------------------- one deck, 1..4 wilds
+
+    def _with_wilds(self, n: int, wilds: int, want: bool) -> tuple[int, int]:
+        """Best weight of naturals ``n`` that can be melded with at most ``wilds`` wilds (one deck).
+
+        0 means no natural can be melded. Sets are chosen per rank (only ranks
+        whose cards also fit a run are branched on; the others become knapsack
+        items), runs come from the per-suit frontier tables, and the wilds are
+        shared out by a small knapsack.
+        """
+        a = n & 0x1FFF
+        b = n >> 13 & 0x1FFF
+        c = n >> 26 & 0x1FFF
+        d = n >> 39
+        tabs = self.tabs
+        t0, t1, t2, t3 = tabs
+        ra = t0.relevant[wilds][a]
+        if ra < 0:
+            ra = t0.fill_relevant(wilds, a)
+        rb = t1.relevant[wilds][b]
+        if rb < 0:
+            rb = t1.fill_relevant(wilds, b)
+        rc = t2.relevant[wilds][c]
+        if rc < 0:
+            rc = t2.fill_relevant(wilds, c)
+        rd = t3.relevant[wilds][d]
+        if rd < 0:
+            rd = t3.fill_relevant(wilds, d)
+        cand = (a | b) & (c | d) | a & b | c & d if self.set_lo == 2 else a | b | c | d
+        ms = self.min_set
+        spread, set_weight, opts_b = self.spread, self.set_weight, self.opts_b
+        fixed_w = 0
+        fixed52 = 0
+        items: list[tuple[int, int, int]] = []
+        choices: list[list[tuple[int, int, int]]] = []
+        while cand:
+            low = cand & -cand
+            r = low.bit_length() - 1
+            cand ^= low
+            present = (a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3
+            count = _POP4[present]
+            if count + wilds < ms:
+                continue
+            relevant = (ra >> r & 1) | (rb >> r & 1) << 1 | (rc >> r & 1) << 2 | (rd >> r & 1) << 3
+            if not relevant:
+                if count >= ms:
+                    fixed_w += set_weight[r][present]
+                    fixed52 |= spread[r][present]
+                else:
+                    items.append((ms - count, set_weight[r][present], spread[r][present]))
+            else:
+                choices.append([(cost, set_weight[r][s], spread[r][s])
+                                for s, cost in opts_b[present][relevant] if cost <= wilds])
+        item_front = [0] * (wilds + 1)
+        for cost, w, _ in items:
+            for bud in range(wilds, cost - 1, -1):
+                v = item_front[bud - cost] + w
+                if v > item_front[bud]:
+                    item_front[bud] = v
+        rest0 = n & ~fixed52
+        f0, f1, f2, f3 = t0.front, t1.front, t2.front, t3.front
+        best = -1
+        best_leaf = (0, 0)
+        for combo in product(*choices) if choices else ((),):
+            sel = 0
+            v = fixed_w
+            spent = 0
+            for cost, s_w, s_mask in combo:
+                spent += cost
+                v += s_w
+                sel |= s_mask
+            if spent > wilds:
+                continue
+            rest = rest0 & ~sel
+            x = rest & 0x1FFF
+            fa = f0[x] or t0.fill_front(x)
+            x = rest >> 13 & 0x1FFF
+            fb = f1[x] or t1.fill_front(x)
+            x = rest >> 26 & 0x1FFF
+            fc = f2[x] or t2.fill_front(x)
+            x = rest >> 39
+            fd = f3[x] or t3.fill_front(x)
+            ga, gb, gc, gd = fa[0], fb[0], fc[0], fd[0]
+            budget = wilds - spent
+            v += ga[0] + gb[0] + gc[0] + gd[0]
+            if budget == 1:
+                v += max(ga[1] - ga[0], gb[1] - gb[0], gc[1] - gc[0], gd[1] - gd[0], item_front[1])
+            elif budget:
+                v += _share(budget, (ga, gb, gc, gd), item_front)[0]
+            if v > best:
+                best = v
+                best_leaf = (sel, spent)
+        if not want:
+            return best, 0
+        sel, spent = best_leaf
+        rest = rest0 & ~sel
+        parts = [tabs[s].front[rest >> 13 * s & 0x1FFF] for s in range(4)]
+        fronts = tuple(p[0] for p in parts if p is not None)
+        _, split = _share(wilds - spent, fronts, item_front)
+        mask = fixed52 | sel
+        for s in range(4):
+            part = parts[s]
+            assert part is not None
+            mask |= part[1][split[s]] << 13 * s
+        # the knapsack items bought with the wilds left over
+        bud = split[4]
+        chosen_items = _pick_items(items, bud)
+        for i in chosen_items:
+            mask |= items[i][2]
+        return best, mask
+
+    # ------------------------------------------------------------- general search
+
+    def _solve_search(self, hand: Sequence[Card], want: bool) -> tuple[int, int, list[Card] | None]:
+        total, melded, plan = self._search(hand, want)
+        if not want:
+            return total, melded, None
+        assert plan is not None
+        return total, melded, sorted(plan[1])
+
+    def _search(self, hand: Sequence[Card], want: bool) -> tuple[int, int, Any]:
+        """Exact memoised search; with ``want`` also the plan ``(melds, deadwood, wilds used)``.
+
+        Each meld records the naturals it takes and the least and most wilds it
+        can hold (``lo``..``hi``: the least fills gaps and reaches the minimum
+        size, the most obeys the wild limit and the 13-card run length). Wilds
+        are then shared out; the costliest wilds are the ones melded.
+        """
+        for c in hand:
+            _check_card(c)
+        if len(hand) >= _SCALE:
+            raise ValueError(f"hands of {_SCALE} or more cards are not supported")
+        rules = self.rules
+        wt = self.wt
+        total = sum(wt[c] for c in hand)
+        wild_rank_cards = sorted(c for c in hand if c != JOKER and rules.is_wild(c))
+        jokers = [c for c in hand if c == JOKER]
+        plain = sorted(c for c in hand if c != JOKER and not rules.is_wild(c))
+        dead_jokers = [] if self.jokers_wild else jokers
+        wild_jokers = jokers if self.jokers_wild else []
+        # Which wild-rank cards act as naturals (only matters when a meld needs naturals)
+        if self.all_wild_ok:
+            natural_options: list[list[Card]] = [[]]
+        else:
+            counts = sorted(Counter(wild_rank_cards).items())
+            natural_options = []
+            for picks in product(*[range(k + 1) for _, k in counts]):
+                natural_options.append([c for (c, _), p in zip(counts, picks, strict=True) for _ in range(p)])
+        best = -1
+        best_plan: Any = None
+        for as_natural in natural_options:
+            wild_cards = list(wild_rank_cards)
+            for c in as_natural:
+                wild_cards.remove(c)
+            wild_cards += wild_jokers
+            wild_cards.sort(key=lambda c: (-wt[c], c))
+            naturals = tuple(sorted(plain + as_natural))
+            value, plan = self._search_one(naturals, [wt[c] for c in wild_cards], want)
+            if value > best:
+                best = value
+                if want:
+                    melds, used = plan
+                    left_wilds = wild_cards[used:]
+                    melded_naturals = Counter(c for m in melds for c in m[1])
+                    dead = list((Counter(naturals) - melded_naturals).elements()) + left_wilds + dead_jokers
+                    best_plan = (melds, dead, wild_cards[:used])
+        return total, best, best_plan
+
+    def _search_one(self, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:
+        wt = self.wt
+        n_wild = len(wild_w)
+        prefix = [0]
+        for w in wild_w:
+            prefix.append(prefix[-1] + w)
+        min_set, min_run, limit = self.min_set, self.min_run, self.limit
+        all_wild_ok, all_wild_size = self.all_wild_ok, self.all_wild_size
+        ace_high = self.ace_high
+        if limit in ("none", "at_least_one_natural"):
+            def cap(k: int) -> int:
+                return _INF
+        elif limit == "not_more_than_naturals":
+            def cap(k: int) -> int:
+                return k
+        else:
+            def cap(k: int) -> int:
+                return k - 1
+        memo: dict[tuple[tuple[Card, ...], int, int], tuple[int, Any]] = {}
+
+        def used_wilds(lo: int, hi: int) -> int:
+            if all_wild_ok and n_wild - lo >= all_wild_size:
+                return n_wild
+            return hi if hi < n_wild else n_wild
+
+        def solve(rest: tuple[Card, ...], lo: int, hi: int) -> int:
+            key = (rest, lo, hi)
+            hit = memo.get(key)
+            if hit is not None:
+                return hit[0]
+            if not rest:
+                value = prefix[used_wilds(lo, hi)]
+                memo[key] = (value, None)
+                return value
+            c = rest[0]
+            tail = rest[1:]
+            best = solve(tail, lo, hi)
+            choice: Any = None
+            # sets holding c: any sub-multiset of the other cards of its rank
+            rank = c % 13
+            same = [x for x in tail if x % 13 == rank]
+            kinds = sorted(set(same))
+            for picks in product(*[range(same.count(x) + 1) for x in kinds]):
+                taken = [c] + [x for x, p in zip(kinds, picks, strict=True) for _ in range(p)]
+                k = len(taken)
+                need = min_set - k if k < min_set else 0
+                room = cap(k)
+                if need > room or lo + need > n_wild:
+                    continue
+                rest2 = _remove(tail, taken[1:])
+                nhi = hi + room
+                v = sum(wt[x] for x in taken) + solve(rest2, lo + need, nhi if nhi < n_wild else n_wild)
+                if v > best:
+                    best = v
+                    choice = ("set", tuple(taken), need, room, (rest2, lo + need, min(nhi, n_wild)))
+            # runs holding c as their lowest natural (or as a high ace, their highest)
+            suit = c // 13
+            p = c % 13 + 1
+            higher = sorted({x for x in tail if x // 13 == suit and x != c})
+            places = [1, 14] if (p == 1 and ace_high) else [p]
+            for bits in range(1 << len(higher)):
+                picked = [higher[i] for i in range(len(higher)) if bits >> i & 1]
+                k = 1 + len(picked)
+                for place in places:
+                    if place == 14 and not picked:
+                        continue  # a lone high ace is the same as a lone low ace
+                    if place == 14:
+                        span = 14 - (picked[0] % 13 + 1) + 1
+                    else:
+                        span = (picked[-1] % 13 + 1 if picked else p) - p + 1
+                    if span > MAX_RUN:
+                        continue
+                    need = span - k + (min_run - span if span < min_run else 0)
+                    room = min(cap(k), MAX_RUN - k)
+                    if need > room or lo + need > n_wild:
+                        continue
+                    rest2 = _remove(tail, picked)
+                    nhi = hi + room
+                    v = wt[c] + sum(wt[x] for x in picked) + solve(rest2, lo + need, nhi if nhi < n_wild else n_wild)
+                    if v > best:
+                        best = v
+                        choice = ("run", (c, *picked), need, room, (rest2, lo + need, min(nhi, n_wild)), place)
+            memo[key] = (best, choice)
+            return best
+
+        value = solve(naturals, 0, 0)
+        if not want:
+            return value, None
+        melds = []
+        key = (naturals, 0, 0)
+        lo = hi = 0
+        while True:
+            _, choice = memo[key]
+            rest, lo_k, hi_k = key
+            if not rest:
+                lo, hi = lo_k, hi_k
+                break
+            if choice is None:
+                key = (rest[1:], lo_k, hi_k)
+                continue
+            melds.append(choice)
+            key = choice[4]
+        used = used_wilds(lo, hi)
+        return value, (melds, used)
+
+    # ------------------------------------------------------------- arrangement
+
+    def arrangement(self, hand: Sequence[Card]) -> Arrangement:
+        total, melded, plan = self._search(hand, True)
+        melds, dead, wilds = plan
+        score = (total - melded) // _SCALE
+        return Arrangement(score, tuple(self._realize(melds, wilds)), tuple(sorted(dead)))
+
+    def _realize(self, plan: list[Any], wilds: list[Card]) -> list[Meld]:
+        """Concrete melds from the search plan: share out ``wilds`` and say what each stands for."""
+        extra = len(wilds) - sum(m[2] for m in plan)
+        counts = [m[2] for m in plan]
+        if sum(m[3] - m[2] for m in plan) >= extra:
+            # extra wilds join the melds: sets first (they take any number), then runs
+            order = sorted(range(len(plan)), key=lambda i: plan[i][0] != "set")
+            for i in order:
+                give = min(plan[i][3] - plan[i][2], extra)
+                counts[i] += give
+                extra -= give
+        # else the extra wilds (at least a meld's worth) make one all-wild meld
+        pool = list(wilds)
+        out = []
+        for m, j in zip(plan, counts, strict=True):
+            mine, pool = pool[:j], pool[j:]
+            if m[0] == "set":
+                out.append(self._set_meld(list(m[1]), mine))
+            else:
+                out.append(self._run_meld(list(m[1]), m[5], mine))
+        if pool:
+            out.append(self._all_wild_meld(pool))
+        return out
+
+    def _set_meld(self, naturals: list[Card], wilds: list[Card]) -> Meld:
+        rank = naturals[0] % 13
+        targets = [make_card(rank + 1, 0 if w == JOKER else w // 13) for w in wilds]
+        meld = _check_assignment(tuple(naturals + wilds), tuple(naturals + targets), self.rules)
+        assert meld is not None, (naturals, wilds)
+        return meld
+
+    def _run_meld(self, naturals: list[Card], first_place: int, wilds: list[Card]) -> Meld:
+        suit = naturals[0] // 13
+        places = [first_place] + [c % 13 + 1 for c in naturals[1:]]
+        lo, hi = min(places), max(places)
+        length = len(naturals) + len(wilds)
+        top = 14 if self.ace_high and lo != 1 else 13
+        hi_w = min(top, lo + length - 1)
+        lo_w = hi_w - length + 1
+        taken = set(places)
+        free = [p for p in range(lo_w, hi_w + 1) if p not in taken]
+        cards = naturals + wilds
+        targets = [_position_card(suit, p) for p in places] + [_position_card(suit, p) for p in free]
+        meld = _check_assignment(tuple(cards), tuple(targets), self.rules)
+        assert meld is not None and hi >= lo, (naturals, wilds)
+        return meld
+
+    def _all_wild_meld(self, wilds: list[Card]) -> Meld:
+        meld = _find_assignment(tuple(sorted(wilds)), self.rules)
+        assert meld is not None, wilds
+        return meld
+
+    # ------------------------------------------------------------- discards
+
+    def best_discard(self, hand: Sequence[Card]) -> DiscardChoice:
+        total, melded, dead = self._solve(hand, True)
+        assert dead is not None
+        rest_weight = total - melded
+        values = self.rules.values
+        is_wild = self.rules.is_wild
+        in_dead = set(dead)
+        best: tuple[int, int] | None = None  # (score weight, card)
+        best_score = _INF
+        for card in sorted(set(hand), key=lambda c: (-values[c], is_wild(c), -c)):
+            low = (rest_weight - self.wt[card]) // _SCALE
+            if low >= best_score:
+                break
+            if card in in_dead:
+                score_w = rest_weight - self.wt[card]
+            else:
+                rest = list(hand)
+                rest.remove(card)
+                t, m = self.solve(rest)
+                score_w = t - m
+            score = score_w // _SCALE
+            if score < best_score:
+                best_score = score
+                best = (score_w, card)
+        assert best is not None
+        return DiscardChoice(best[1], best_score, best[0] == 0)
+
+    def discard_scores(self, hand: Sequence[Card]) -> dict[Card, int]:
+        total, melded, dead = self._solve(hand, True)
+        assert dead is not None
+        in_dead = set(dead)
+        out = {}
+        for card in sorted(set(hand)):
+            if card in in_dead:
+                out[card] = (total - melded - self.wt[card]) // _SCALE
+            else:
+                rest = list(hand)
+                rest.remove(card)
+                t, m = self.solve(rest)
+                out[card] = (t - m) // _SCALE
+        return out
+
+
+def _remove(cards: tuple[Card, ...], taken: Sequence[Card]) -> tuple[Card, ...]:
+    """The sorted multiset ``cards`` minus ``taken``."""
+    if not taken:
+        return cards
+    need = Counter(taken)
+    out = []
+    for x in cards:
+        if need[x]:
+            need[x] -= 1
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def _mask_cards(mask: int) -> list[Card]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _share(budget: int, fronts: Sequence[tuple[int, ...]], items: list[int]) -> tuple[int, list[int]]:
+    """Share ``budget`` wilds among frontiers (best weight for 0..k wilds) and the set items.
+
+    Returns the best extra weight over everyone's 0-wild weight, and the
+    wilds given to each frontier then to the items (last entry).
+    """
+    parts: list[Sequence[int]] = [*fronts, items]
+    # best[b] = (gain using b wilds over the first i parts, split)
+    best: list[tuple[int, list[int]]] = [(0, [])]
+    for part in parts:
+        base = part[0]
+        nxt: list[tuple[int, list[int]]] = []
+        for b in range(budget + 1):
+            top: tuple[int, list[int]] = (-1, [])
+            for give in range(min(b, len(part) - 1) + 1):
+                if b - give >= len(best):
+                    continue
+                gain, split = best[b - give]
+                g = gain + part[give] - base
+                if g > top[0]:
+                    top = (g, [*split, give])
+            nxt.append(top)
+        best = nxt
+    top_gain, top_split = max(best, key=lambda t: t[0])
+    # split lists every part, even when it got no wild
+    return top_gain, top_split + [0] * (len(parts) - len(top_split))
+
+
+def _pick_items(items: list[tuple[int, int, int]], budget: int) -> list[int]:
+    """Which knapsack items (cost, weight, cards) reach the best weight within ``budget``."""
+    best: dict[int, tuple[int, list[int]]] = {0: (0, [])}
+    for i, (cost, w, _) in enumerate(items):
+        for spent, (value, picked) in list(best.items()):
+            s = spent + cost
+            if s <= budget and (s not in best or best[s][0] < value + w):
+                best[s] = (value + w, [*picked, i])
+    return max(best.values(), key=lambda t: t[0])[1]
+
+
+_SOLVERS: dict[MeldRules, _Solver] = {}
+_LAST: tuple[MeldRules | None, _Solver | None] = (None, None)
+
+
+def _solver_for(rules: MeldRules) -> _Solver:
+    """The solver of ``rules``, built once per distinct rules (the last one is found by identity)."""
+    global _LAST
+    last = _LAST
+    if last[0] is rules:
+        solver = last[1]
+        assert solver is not None
+        return solver
+    solver = _SOLVERS.get(rules)
+    if solver is None:
+        if len(_SOLVERS) >= 64:
+            _SOLVERS.clear()
+        solver = _SOLVERS[rules] = _Solver(rules)
+    _LAST = (rules, solver)
+    return solver
+
+
+__all__ = [
+    "ACES",
+    "MAX_RUN",
+    "WILD_LIMITS",
+    "Arrangement",
+    "DiscardChoice",
+    "Meld",
+    "MeldRules",
+    "as_meld",
+    "best_arrangement",
+    "best_discard",
+    "discard_scores",
+    "is_fully_melded",
+    "min_deadwood",
+    "rummy_values",
+]

@@ -1,0 +1,441 @@
+"""The minimum-deadwood solver (RULES.md C5): the examples of §2-§4, meld validity, and
+property tests against a brute force that simply tries every meld and every split."""
+
+from __future__ import annotations
+
+import doctest
+import functools
+import itertools
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import engine.melds
+from engine.cards import JOKER, format_card, parse_card, parse_cards, standard_deck
+from engine.melds import (
+    MeldRules,
+    as_meld,
+    best_arrangement,
+    best_discard,
+    discard_scores,
+    is_fully_melded,
+    min_deadwood,
+    rummy_values,
+)
+
+
+def hand(text: str) -> list[int]:
+    return parse_cards(text)
+
+
+def tt(round_no: int, aces: str = "low", jokers_wild: bool = True) -> MeldRules:
+    """Three Thirteen round ``round_no`` (§2 R2, R4): wild rank round+2; unmatched ace 15 if high_or_low."""
+    return MeldRules(aces=aces, wild_ranks=frozenset({round_no + 2}), jokers_wild=jokers_wild,
+                     values=rummy_values(ace=15 if aces == "high_or_low" else 1))
+
+
+def tz(round_no: int) -> MeldRules:
+    """Threezies round ``round_no`` (§3): wild rank round+2, aces high or low, an ace scores 1."""
+    return MeldRules(aces="high_or_low", wild_ranks=frozenset({round_no + 2}))
+
+
+CONTRACT = MeldRules(min_set=3, min_run=4, aces="high_or_low", wild_ranks=frozenset({2}),
+                     wild_limit="at_least_one_natural", values=rummy_values(ace=15, joker=25, two=20, low=5))
+
+
+def score(text: str, rules: MeldRules) -> int:
+    return min_deadwood(hand(text), rules)
+
+
+# --------------------------------------------------------------------------- Three Thirteen (§2)
+
+
+def test_TT1():
+    assert score("3C 7D 7S", tt(1)) == 0
+
+
+def test_TT2():
+    assert score("KS QH 5D", tt(1)) == 25
+
+
+def test_TT3():
+    assert score("7H 8H 9H 9S 9D 9C", tt(4)) == 0
+    assert score("7H 8H 9S 9D 9C", tt(4)) == 15  # all four 9s in the set leaves 7H 8H
+
+
+def test_TT4():
+    h = "5H 6H 7H 8H 5S 5D 8S 8D KC"
+    assert score(h, tt(7)) == 20
+    assert sorted(best_arrangement(hand(h), tt(7)).deadwood) == sorted(hand("5S 5D KC"))
+
+
+def test_TT5():
+    assert score("JS KS TS QH QD 6C", tt(4)) == 20
+    assert score("JS KS TS QH QD", tt(4)) == 50  # without the wild: no meld
+
+
+def test_TT6():
+    assert score("3S 4S 5S 6S 7H 6D 6C", tt(5)) == 0
+
+
+def test_TT7():
+    assert score("KS 5H 5D 2C 2D", tt(3)) == 4
+
+
+def test_TT8():
+    assert score("7H 7H 7S 5C 5D", tt(3)) == 0  # two decks: identical cards in one set
+
+
+@pytest.mark.parametrize(("text", "low", "high_or_low"), [
+    ("QS KS AS", 21, 0),
+    ("AS KH 2D", 13, 27),
+    ("KH AH 3C", 14, 0),  # 3C (wild) as QH
+])
+def test_TT9(text, low, high_or_low):
+    assert score(text, tt(1)) == low
+    assert score(text, tt(1, aces="high_or_low")) == high_or_low
+
+
+def test_TT10():
+    choice = best_discard(hand("4C 9S 9H 9D KS"), tt(2))
+    assert (format_card(choice.card), choice.score, choice.can_go_out) == ("KS", 0, True)
+
+
+def test_TT11():
+    h = hand("KS KH 2C 3C 5C 9D 9H 9S QD JD TD 4H 4S")
+    assert min_deadwood(h, tt(11)) == 0
+    assert is_fully_melded(h, tt(11))
+
+
+# --------------------------------------------------------------------------- Threezies (§3)
+
+
+def test_TZ1():
+    assert score("7S 7H 7D 7C TS TH 2D 3D 4D 5D", tz(8)) == 0
+
+
+def test_TZ2():
+    assert score("JS JH JD 6C 4S 8H", tz(4)) == 12
+
+
+def test_TZ3():
+    assert score("9C 9D 9H 2S 8D KC", tz(4)) == 20
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("QH KH AH", 0), ("KH AH 2H", 13), ("KH AH 3C", 0), ("KS 2S 3C", 15),
+])
+def test_TZ4(text, expected):
+    assert score(text, tz(1)) == expected
+
+
+def test_TZ5():
+    assert score("AH KH 5C QS QD", tz(3)) == 11
+
+
+def test_TZ6():
+    assert score("JS KS TS QH QD 6C", tz(4)) == 20
+
+
+# --------------------------------------------------------------------------- contract rummy (§4)
+
+
+def test_CR2_values():
+    assert score("3S 9D TC KH AS 2C JK", MeldRules(values=CONTRACT.values, jokers_wild=False)) == 90
+    assert sum(CONTRACT.values[c] for c in hand("3S 9D TC KH AS 2C JK")) == 90
+    assert score("4D 4C 8S", CONTRACT) == 15
+
+
+def test_CR4_runs():
+    assert str(as_meld(hand("5H 6H 2C 8H"), CONTRACT)) == "run 5H 6H 2C=7H 8H"
+    m = as_meld(hand("QS KS AS 2S"), CONTRACT)
+    assert m is not None and m.kind == "run" and m.stands_for == tuple(hand("JS QS KS AS"))
+    assert as_meld(hand("KS AS 2S 3S"), MeldRules(min_run=4, aces="high_or_low")) is None
+    m = as_meld(hand("AS 2S 3S 4S"), CONTRACT)
+    assert m is not None and m.stands_for == m.cards == tuple(hand("AS 2S 3S 4S"))
+
+
+def test_natural_twos_count_as_naturals():
+    assert as_meld(hand("2H 2D 2S"), CONTRACT) is not None  # a set of 2s is natural
+    assert as_meld(hand("2H JK JK JK"), CONTRACT) is not None  # 2H at its own place in A-2-3-4H
+    assert as_meld(hand("2H 2D JK JK"), CONTRACT) is not None
+    assert as_meld(hand("JK JK JK"), CONTRACT) is None  # no natural
+    assert as_meld(hand("JK JK JK"), tt(1)) is not None  # an all-wild meld is legal in TT
+    assert score("2H JK JK JK", CONTRACT) == 0
+    assert score("JK JK JK", CONTRACT) == 75
+
+
+def test_CR7_hand_seven():
+    h = hand("3D 4D 5D 6D 7D 9C TC JC QC KS KH KD")
+    assert is_fully_melded(h, CONTRACT)
+    assert best_discard(h + hand("8S"), CONTRACT).card == parse_card("8S")
+
+
+# --------------------------------------------------------------------------- meld validity
+
+
+def test_runs_with_wild_gaps():
+    rules = tt(1)
+    m = as_meld(hand("5H 3C 7H"), rules)
+    assert m is not None and m.kind == "run" and m.stands_for == tuple(hand("5H 6H 7H"))
+    assert as_meld(hand("5H 3C 3D 8H"), rules) is not None
+    assert as_meld(hand("5H 3C 9H"), rules) is None  # two gaps, one wild
+    assert as_meld(hand("5H 3C 3D"), rules) is not None  # one natural and two wilds
+
+
+def test_exact_assignments():
+    rules = tt(1)
+    assert as_meld(hand("5H 3C 7H"), rules, hand("5H 6H 7H")) is not None
+    assert as_meld(hand("5H 3C 7H"), rules, hand("5H 5H 7H")) is None
+    assert as_meld(hand("5H 6H 7H"), rules, hand("5H 6H 8H")) is None  # a natural stands for itself
+    assert as_meld(hand("QS KS AS"), tt(1), hand("QS KS AS")) is None  # aces low only
+    assert as_meld(hand("QS KS AS"), tt(1, "high_or_low"), hand("QS KS AS")) is not None
+    assert as_meld(hand("7C 7D 3H"), rules, hand("7C 7D 7H")) is not None
+    m = as_meld(hand("3C 5H 4H"), rules, hand("3H 5H 4H"))
+    assert m is not None and m.cards == tuple(hand("3C 4H 5H"))
+
+
+def test_minimum_sizes():
+    assert as_meld(hand("7H 8H"), MeldRules()) is None
+    assert as_meld(hand("7H 7S"), MeldRules()) is None
+    assert as_meld(hand("7H 8H 9H"), MeldRules(min_run=4)) is None
+    assert as_meld(hand("7H 8H 9H TH"), MeldRules(min_run=4)) is not None
+    assert as_meld(hand("7H 7S 7D"), MeldRules(min_set=4)) is None
+    assert as_meld(hand("7H 8H 9H TH JH QH KH AH 2H 3H 4H 5H 6H"), MeldRules()) is not None
+    two_decks = hand("AH 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH")
+    assert as_meld(two_decks, MeldRules(aces="high_or_low")) is None  # an ace at both ends
+
+
+def test_wrapping_and_ace_ends():
+    assert as_meld(hand("KS AS 2S"), MeldRules(aces="high_or_low")) is None
+    assert as_meld(hand("QS KS AS"), MeldRules()) is None
+    assert as_meld(hand("AS 2S 3S"), MeldRules()) is not None
+
+
+def test_wild_limits():
+    fewer = MeldRules(wild_ranks=frozenset({2}), wild_limit="fewer_than_naturals")
+    not_more = MeldRules(wild_ranks=frozenset({2}), wild_limit="not_more_than_naturals")
+    assert as_meld(hand("7H 7S 2C"), fewer) is not None
+    assert as_meld(hand("7H 2S 2C"), fewer) is None
+    assert as_meld(hand("7H 8H 2C 2D"), not_more) is not None
+    assert as_meld(hand("7H 2H 2C 2D"), not_more) is None
+
+
+def test_non_wild_joker_fits_nothing():
+    rules = MeldRules(jokers_wild=False)
+    assert as_meld(hand("7H 8H JK"), rules) is None
+    assert score("7H 8H 9H JK", rules) == 20
+
+
+def test_empty_hand_and_bad_cards():
+    assert min_deadwood([], MeldRules()) == 0
+    assert is_fully_melded([], MeldRules())
+    with pytest.raises(ValueError):
+        min_deadwood([60], MeldRules())
+    with pytest.raises(ValueError):
+        min_deadwood([-1], MeldRules())
+
+
+def test_discard_scores_and_ties():
+    rules = MeldRules()
+    assert discard_scores(hand("7H 8H 9H KS"), rules) == {
+        parse_card("7H"): 27, parse_card("8H"): 26, parse_card("9H"): 25, parse_card("KS"): 0}
+    # QS or KS: both leave 10; the tie goes to the higher card code, KS
+    assert best_discard(hand("7H 8H 9H QS KS"), rules).card == parse_card("KS")
+    # an unmatched wild is discarded for its value, but a natural of the same value goes first
+    assert best_discard(hand("KC 2D 5S"), MeldRules(wild_ranks=frozenset({13}))).card == parse_card("KC")
+    assert best_discard(hand("KC QD 5S"), MeldRules(wild_ranks=frozenset({13}))).card == parse_card("QD")
+    # a fully melded hand of n+1 cards can still go out by shortening a meld
+    choice = best_discard(hand("7H 8H 9H TH"), rules)
+    assert choice.can_go_out and choice.card in (parse_card("7H"), parse_card("TH"))
+
+
+def test_doctests():
+    failures, _ = doctest.testmod(engine.melds)
+    assert failures == 0
+
+
+# --------------------------------------------------------------------------- the brute force
+
+
+def brute_melds(cards: tuple[int, ...], rules: MeldRules) -> set[tuple[int, ...]]:
+    """Every sub-multiset of ``cards`` that is one legal meld, found from its stand-in cards.
+
+    A set: a rank and any choice of cards that can stand for it. A run: a suit, a window of
+    positions and, at each position, the natural card or any wild.
+    """
+    have = Counter(cards)
+    wilds = sorted(c for c in have if rules.is_wild(c))
+    out = set()
+
+    def limit_ok(naturals: int, n_wild: int) -> bool:
+        return {
+            "none": True,
+            "at_least_one_natural": naturals >= 1,
+            "not_more_than_naturals": n_wild <= naturals,
+            "fewer_than_naturals": n_wild < naturals,
+        }[rules.wild_limit]
+
+    for rank in range(13):
+        pool = [c for c in cards if c != JOKER and c % 13 == rank] + [c for c in cards if rules.is_wild(c)]
+        pool = sorted(set(pool))
+        # how many of each card: any amount up to the copies held (a wild-rank card is in the pool once)
+        for counts in itertools.product(*[range(have[c] + 1) for c in pool]):
+            meld = [c for c, k in zip(pool, counts, strict=True) for _ in range(k)]
+            if len(meld) < rules.min_set:
+                continue
+            naturals = sum(1 for c in meld if c != JOKER and c % 13 == rank)
+            if limit_ok(naturals, len(meld) - naturals):
+                out.add(tuple(sorted(meld)))
+    top = 14 if rules.aces == "high_or_low" else 13
+    for suit in range(4):
+        for start in range(1, top + 1):
+            for length in range(rules.min_run, 14):
+                end = start + length - 1
+                if end > top:
+                    break
+                wanted = [suit * 13 + (p if p <= 13 else 1) - 1 for p in range(start, end + 1)]
+                for pick in fill(wanted, have, wilds):
+                    naturals = sum(1 for want, c in zip(wanted, pick, strict=True) if c == want)
+                    if limit_ok(naturals, length - naturals):
+                        out.add(tuple(sorted(pick)))
+    return out
+
+
+def fill(wanted: list[int], have: Counter[int], wilds: list[int]):
+    """Every way to put, at each place, the wanted card itself or a wild, using cards held."""
+    if not wanted:
+        yield ()
+        return
+    for c in {wanted[0], *wilds}:
+        if have[c]:
+            have[c] -= 1
+            for rest in fill(wanted[1:], have, wilds):
+                yield (c, *rest)
+            have[c] += 1
+
+
+def brute_min_deadwood(cards: list[int], rules: MeldRules) -> int:
+    """Try every split: the first card is deadwood, or in one of the melds that hold it."""
+    melds = brute_melds(tuple(sorted(cards)), rules)
+    holding: dict[int, list[Counter[int]]] = {}
+    for meld in melds:
+        for c in set(meld):
+            holding.setdefault(c, []).append(Counter(meld))
+
+    @functools.cache
+    def best(rest: tuple[int, ...]) -> int:
+        if not rest:
+            return 0
+        first = rest[0]
+        out = rules.values[first] + best(rest[1:])
+        have = Counter(rest)
+        for meld in holding.get(first, []):
+            if not meld - have:
+                out = min(out, best(tuple(sorted((have - meld).elements()))))
+        return out
+
+    return best(tuple(sorted(cards)))
+
+
+def check_arrangement(cards: list[int], rules: MeldRules) -> None:
+    arrangement = best_arrangement(cards, rules)
+    used: Counter[int] = Counter(arrangement.deadwood)
+    for meld in arrangement.melds:
+        assert as_meld(meld.cards, rules, meld.stands_for) == meld, meld
+        used.update(meld.cards)
+    assert used == Counter(cards)
+    assert arrangement.score == sum(rules.values[c] for c in arrangement.deadwood)
+    assert arrangement.score == min_deadwood(cards, rules)
+    assert is_fully_melded(cards, rules) == (not arrangement.deadwood)
+
+
+def deals(deck: list[int], max_size: int, min_size: int = 0):
+    return st.lists(st.sampled_from(range(len(deck))), min_size=min_size, max_size=max_size, unique=True).map(
+        lambda idx: [deck[i] for i in idx])
+
+
+ONE_DECK = standard_deck()
+TWO_DECKS = standard_deck(2)
+WITH_JOKERS = standard_deck(1, jokers=2)
+CONTRACT_DECK = standard_deck(2, jokers=4)
+RANKS = st.integers(min_value=1, max_value=13)
+
+
+@settings(max_examples=700)
+@given(deals(ONE_DECK, 14))
+def test_property_one_deck_no_wilds(cards):
+    rules = MeldRules()
+    assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+
+
+@settings(max_examples=700)
+@given(deals(ONE_DECK, 14), RANKS)
+def test_property_one_wild_rank(cards, wild):
+    rules = MeldRules(wild_ranks=frozenset({wild}))
+    assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+
+
+@settings(max_examples=400)
+@given(deals(WITH_JOKERS, 12), RANKS)
+def test_property_jokers(cards, wild):
+    rules = MeldRules(wild_ranks=frozenset({wild}))
+    assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+
+
+@settings(max_examples=400)
+@given(deals(TWO_DECKS, 12), RANKS)
+def test_property_two_decks(cards, wild):
+    rules = MeldRules(wild_ranks=frozenset({wild}))
+    assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+
+
+@settings(max_examples=500)
+@given(deals(ONE_DECK, 14), st.sampled_from([None, 1, 2, 3, 12, 13]))
+def test_property_aces_high_or_low(cards, wild):
+    rules = MeldRules(aces="high_or_low", wild_ranks=frozenset() if wild is None else frozenset({wild}),
+                      values=rummy_values(ace=15))
+    assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+
+
+@settings(max_examples=400)
+@given(deals(CONTRACT_DECK, 12))
+def test_property_contract_rummy(cards):
+    assert min_deadwood(cards, CONTRACT) == brute_min_deadwood(cards, CONTRACT)
+
+
+@settings(max_examples=200)
+@given(deals(CONTRACT_DECK, 10), st.sampled_from(["not_more_than_naturals", "fewer_than_naturals"]))
+def test_property_wild_limits(cards, limit):
+    rules = MeldRules(min_run=4, aces="high_or_low", wild_ranks=frozenset({2}), wild_limit=limit,
+                      values=CONTRACT.values)
+    assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+
+
+@settings(max_examples=300)
+@given(deals(WITH_JOKERS, 14), st.sampled_from([
+    MeldRules(wild_ranks=frozenset({5})),
+    MeldRules(aces="high_or_low", wild_ranks=frozenset({1}), values=rummy_values(ace=15)),
+    CONTRACT,
+    MeldRules(min_run=4, wild_ranks=frozenset({2}), wild_limit="fewer_than_naturals"),
+]))
+def test_property_best_arrangement_is_legal_and_optimal(cards, rules):
+    check_arrangement(cards, rules)
+
+
+@settings(max_examples=300)
+@given(deals(TWO_DECKS, 11, min_size=1), RANKS)
+def test_property_best_discard(cards, wild):
+    rules = MeldRules(wild_ranks=frozenset({wild}))
+    choice = best_discard(cards, rules)
+    scores = discard_scores(cards, rules)
+    assert choice.score == min(scores.values()) == scores[choice.card]
+    for card, value in scores.items():
+        rest = list(cards)
+        rest.remove(card)
+        assert value == min_deadwood(rest, rules)
+    assert choice.can_go_out == (choice.score == 0)
+    best_value = max(rules.values[c] for c, s in scores.items() if s == choice.score)
+    assert rules.values[choice.card] == best_value
