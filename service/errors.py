@@ -12,7 +12,15 @@ from typing import Any
 
 from flask import Flask, Response, json, request
 from marshmallow import ValidationError
-from redis.exceptions import RedisError
+from redis.exceptions import (
+    BusyLoadingError,
+    ClusterDownError,
+    ReadOnlyError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.sentinel import MasterNotFoundError
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import EngineError
@@ -177,7 +185,10 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
                        503, headers={"Retry-After": retry_after})
 
     app.register_error_handler(StoreUnavailable, _store_down)
-    app.register_error_handler(RedisError, _store_down)
+    # an unreachable or failing-over server; other Redis errors are bugs (500)
+    for exc_type in (RedisConnectionError, RedisTimeoutError, BusyLoadingError, ReadOnlyError, MasterNotFoundError,
+                     ClusterDownError, TryAgainError):
+        app.register_error_handler(exc_type, _store_down)
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException) -> Response:

@@ -12,6 +12,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 MAX_SEED = 2**62 - 1
 MAX_PLAYERS = 16
+MAX_VERSION = 2**31 - 1
 
 
 class Strict(Schema):
@@ -41,16 +42,16 @@ class CreateMatchRequest(Strict):
 
 class MoveRequest(Strict):
     move = fields.Dict(keys=fields.String(), required=True)
-    expected_version = fields.Integer(required=True, strict=True, validate=validate.Range(0, None))
+    expected_version = fields.Integer(required=True, strict=True, validate=validate.Range(0, MAX_VERSION))
 
 
 class AdvanceRequest(Strict):
     expected_version = fields.Integer(load_default=None, allow_none=True, strict=True,
-                                      validate=validate.Range(0, None))
+                                      validate=validate.Range(0, MAX_VERSION))
 
 
 class ViewQuery(Strict):
-    since = fields.Integer(load_default=None, validate=validate.Range(0, None))
+    since = fields.Integer(load_default=None, validate=validate.Range(0, MAX_VERSION))
 
 
 class HintQuery(Strict):
