@@ -185,11 +185,14 @@ def _shapes(ranks: tuple[int, ...]) -> tuple[tuple[int, tuple[int, ...]], ...]:
     for ps in at.values():
         for size in (2, 4):
             out += [(_SET, pos) for pos in combinations(ps, size)]
-    for size in (3, 5):
-        for low in range(1, 16 - size):  # ranks low .. low+size-1, where 14 is the ace above the king
-            spots = [at.get(1 if r == 14 else r) for r in range(low, low + size)]
-            if all(spots):
-                out += [(_SEQ, pos) for pos in product(*spots)]  # type: ignore[arg-type]
+    if len(at) >= 3:
+        for size in (3, 5):
+            for low in at:  # ranks low .. low+size-1, where 14 is the ace above the king
+                if low + size > 15:
+                    continue
+                spots = [at.get(1 if r == 14 else r) for r in range(low, low + size)]
+                if all(spots):
+                    out += [(_SEQ, pos) for pos in product(*spots)]  # type: ignore[arg-type]
     result = tuple(out)
     _SHAPES[ranks] = result
     return result
@@ -534,7 +537,7 @@ class LeastScore(Game):
             raise GameOverError("the game is over: no more moves")
         if seat is not None and seat != state.to_move:
             raise NotYourTurnError(f"it is seat {state.to_move}'s decision, not seat {seat}'s")
-        if not isinstance(move, Mapping) or not isinstance(move.get("type"), str):
+        if (type(move) is not dict and not isinstance(move, Mapping)) or not isinstance(move.get("type"), str):
             raise InvalidMoveError('a move is a JSON object with a "type", e.g. {"type": "pick", "source": "deck"}')
         action = self._check_move(state, move) if check else self._read_move(state, move)
         new = object.__new__(LeastScoreState)
@@ -602,8 +605,8 @@ class LeastScore(Game):
     # _play and what it calls replace every list they change instead of mutating it (see apply).
 
     def _play(self, state: State, action: Any) -> list[Event]:
-        s = _s(state)
-        kind, arg = action
+        s: LeastScoreState = state  # type: ignore[assignment]  # apply builds it
+        kind, arg = action  # arg: a fresh list of cards, a card, or None
         seat: int = s.to_move  # type: ignore[assignment]
         if kind == DISCARD:
             hands = s.hands[:]
@@ -613,16 +616,17 @@ class LeastScore(Game):
             hands[seat] = hand
             s.hands = hands
             known = s.known[seat]
-            if known and any(c in known for c in arg):
+            if known:
                 known = known[:]
                 for c in arg:
                     if c in known:
                         known.remove(c)
                 s.known = s.known[:]
                 s.known[seat] = known
-            s.discarded = list(arg)
+            s.discarded = arg
             s.phase = PICK
-            return [{"type": "discard", "seat": seat, "cards": [CARD_NAMES[c] for c in arg]}]
+            names = CARD_NAMES
+            return [{"type": "discard", "seat": seat, "cards": [names[c] for c in arg]}]
         if kind == PICK:
             return self._pick(s, seat, arg)
         return self._end_deal(s, "declare", seat)
