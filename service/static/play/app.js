@@ -130,7 +130,7 @@ function valueEl(value, view) {
   if (isCard(value)) return cardEl(value, view, { mini: true });
   if (Array.isArray(value)) {
     if (!value.length) return el("span", { class: "muted", text: "—" });
-    if (value.every(isCard)) return el("span", { class: "cards" }, value.map((c) => cardEl(c, view, { mini: true })));
+    if (value.every(isCard)) return el("span", { class: "card-list" }, value.map((c) => cardEl(c, view, { mini: true })));
     return el("span", { class: "melds" }, value.map((v) => valueEl(v, view)));
   }
   if (value && typeof value === "object") {
@@ -211,6 +211,16 @@ const rummyRounds = Object.assign(Object.create(generic), {
     return generic.describeMove(move, view);
   },
   moveClass(move) { return move.type === "go_out" ? "go-out" : ""; },
+  /** The hand's best arrangement, from the stateless analyze endpoint (public API, no state needed). */
+  async handExtra(view) {
+    if (!(view.hand || []).length) return null;
+    const a = await api("POST", `/v1/games/${encodeURIComponent(view.game)}/analyze`,
+      { hand: view.hand, round: view.round, options: view.options });
+    const melds = (a.melds || []).map((m) => meldEl(m, view));
+    return [el("span", { text: "Best melds" }), ...(melds.length ? melds : [el("span", { text: "—" })]),
+      el("span", { text: "· deadwood" }), valueEl(a.deadwood || [], view), el("span", { text: `= ${a.score}` }),
+      a.can_go_out ? el("strong", { text: "· you can go out!" }) : null];
+  },
 });
 
 const RENDERERS = { "three-thirteen": rummyRounds, threezies: rummyRounds };
@@ -439,7 +449,7 @@ async function showHint() {
   box.replaceChildren(el("span", { class: "waiting", text: "The AI is thinking about your hand…" }));
   $("hint-button").disabled = true;
   try {
-    const h = await api("GET", matchPath(`/hint?level=${S.level}`));
+    const h = await api("GET", matchPath(`/hint?level=${Math.max(S.level, 3)}`));
     const r = renderer();
     const key = JSON.stringify(sortKeys(h.move));
     document.querySelectorAll("button.move").forEach((b) => b.classList.toggle("suggested", b.dataset.key === key));
@@ -510,8 +520,14 @@ function renderHand(view, r) {
   $("hand-count").textContent = `(${hand.length} cards)`;
   $("hand").replaceChildren(...groups.filter((g) => g.length).map((g) => el("span", { class: "suit-group" },
     g.map((c) => cardEl(c, view, { extra: "in-hand" + (c === view.taken ? " taken" : "") })))));
-  const extra = r.handExtra(view);
-  $("hand-extra").replaceChildren(...(extra ? [extra] : []));
+  const legend = [];
+  if (hand.some((c) => isWild(c, view))) legend.push("★ wild");
+  if (view.taken) legend.push("outlined: just taken from the discard pile");
+  const box = $("hand-extra");
+  box.replaceChildren(el("div", { text: legend.join(" · ") }));
+  Promise.resolve(r.handExtra(view)).then((extra) => {
+    if (extra && S.view === view) box.append(el("div", { class: "analysis" }, ...[].concat(extra)));
+  }).catch(() => {});
 }
 
 function renderMoves(view, r, mine) {
@@ -540,7 +556,7 @@ function describeEvent(ev) {
     case "discard": return [`${who} discarded `, cardEl(ev.card, v, { mini: true })];
     case "go_out": return [el("strong", { text: `${who} went out` }), ev.card ? [", discarding ", cardEl(ev.card, v, { mini: true })] : ""];
     case "reshuffle": return `The discard pile was shuffled into a new stock (${ev.cards} cards)`;
-    case "round_start": return el("strong", { text: `Round ${ev.round} begins` + (Number.isInteger(ev.dealer) ? `, ${S.names[ev.dealer]} deals` : "") });
+    case "round_start": return el("strong", { text: `Round ${ev.round} begins` + (Number.isInteger(ev.dealer) ? ` (dealer: ${S.names[ev.dealer]})` : "") });
     case "round_end": return el("strong", { text: `Round ${ev.round} is over` });
     case "game_end": return el("strong", { text: "The match is over" });
     default: {
