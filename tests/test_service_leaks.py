@@ -1,0 +1,104 @@
+"""No response tells a seat a card it may not see.
+
+Random matches of every registered game are played through the API. After each move the test follows,
+from the engine's true state (read from the store), what each seat has ever been able to see: its
+observations' visible cards, the public events, and its own private log parts. At checkpoints every
+card still hidden from a seat (in another hand or the stock) and never seen by it must be absent from
+that seat's view, events, legal moves, log and hint responses — and from the spectator's.
+"""
+
+from __future__ import annotations
+
+# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
+import json
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from engine.cards import CARD_NAMES
+from engine.registry import all_games
+from tests.service_conftest import RedisServer, bearer, cards_in, create, make_app, redis_server  # noqa: F401
+
+MOVES_PER_MATCH = 40
+CHECK_EVERY = 4
+
+
+@pytest.fixture(scope="module")
+def leak_client(redis_server: RedisServer) -> Any:
+    return make_app(redis_server.url, ai_move_time_ms=10).test_client()
+
+
+def _visible(game: Any, state: Any, seat: int | None) -> set[str]:
+    return {CARD_NAMES[c] for c in game.visible_cards(game.observation(state, seat))}
+
+
+def _never_seen_hidden(game: Any, state: Any, seat: int | None, seen: set[str]) -> set[str]:
+    """Cards somewhere in the true state, not visible to ``seat`` now and never seen by it before."""
+    everything = Counter(CARD_NAMES[c] for c in game.cards_in_play(state))
+    return {c for c in everything if c not in seen and c not in _visible(game, state, seat)}
+
+
+def _sizes(game: Any) -> list[int]:
+    lo, hi = game.info.min_players, game.info.max_players
+    return sorted({lo, min(hi, lo + 2)})
+
+
+@pytest.mark.parametrize("game", all_games(), ids=lambda g: g.info.id)
+def test_no_response_leaks_an_unseen_card(leak_client: Any, game: Any) -> None:
+    client = leak_client
+    for n in _sizes(game):
+        rng = random.Random(f"leak/{game.info.id}/{n}")
+        m = create(client, game.info.id, n, seed=rng.randrange(10**9))
+        mid, tokens = m["match_id"], [s["token"] for s in m["seats"]]
+        store = client.application.extensions["cardtable"].store
+        seats: list[int | None] = [*range(n), None]
+        seen: dict[int | None, set[str]] = {s: set() for s in seats}
+        checked = 0
+        version = m["version"]
+        for step in range(MOVES_PER_MATCH):
+            state = game.from_json(json.loads(store.load(mid).state))
+            _, entries = store.log(mid)
+            for s in seats:
+                seen[s] |= _visible(game, state, s)
+                for e in entries:
+                    seen[s] |= cards_in(e["e"])
+                    if s is not None:
+                        seen[s] |= set((e.get("p") or {}).get(str(s), []))
+            if state.is_over:
+                break
+            if step % CHECK_EVERY == 0:
+                checked += _check_every_response(client, game, state, mid, tokens, seen)
+            seat = state.to_move
+            moves = client.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(tokens[seat])).get_json()["moves"]
+            r = client.post(f"/v1/matches/{mid}/moves", headers=bearer(tokens[seat]),
+                            json={"move": rng.choice(moves), "expected_version": version})
+            assert r.status_code == 200, r.get_json()
+            version = r.get_json()["version"]
+        assert checked > 0, "the check never had a hidden card to look for"
+
+
+def _check_every_response(client: Any, game: Any, state: Any, mid: str, tokens: list[str],
+                          seen: dict[int | None, set[str]]) -> int:
+    checked = 0
+    for seat in [*range(state.num_players), None]:
+        secret = _never_seen_hidden(game, state, seat, seen[seat])
+        if not secret:
+            continue
+        checked += 1
+        headers = bearer(tokens[seat]) if seat is not None else {}
+        responses = {
+            "view": client.get(f"/v1/matches/{mid}", query_string={"since": 0}, headers=headers).get_json(),
+            "log": client.get(f"/v1/matches/{mid}/log", headers=headers).get_json(),
+        }
+        if seat is not None:
+            responses["legal-moves"] = client.get(f"/v1/matches/{mid}/legal-moves", headers=headers).get_json()
+            if state.to_move == seat:
+                r = client.get(f"/v1/matches/{mid}/hint", query_string={"level": 1, "time_ms": 10}, headers=headers)
+                assert r.status_code == 200, r.get_json()
+                responses["hint"] = r.get_json()
+        for name, body in responses.items():
+            leaked = cards_in(body) & secret
+            assert not leaked, f"{game.info.id}: the {name} response of seat {seat} shows {sorted(leaked)}"
+    return checked
