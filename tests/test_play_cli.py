@@ -113,10 +113,11 @@ def test_a_whole_short_game_by_number_with_a_hint_and_invalid_input() -> None:
     assert by_card
     rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s*$", summary, flags=re.M)
     assert [int(r[0]) for r in rows] == list(range(1, 12))
-    total = re.search(r"Total\s+(\d+)\s+(\d+)", summary)
-    assert total is not None
-    assert [int(total.group(1)), int(total.group(2))] == [sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows)]
-    assert [int(total.group(1)), int(total.group(2))] == running
+    totals_row = re.search(r"Total\s+(\d+)\s+(\d+)", summary)
+    assert totals_row is not None
+    totals = [int(totals_row.group(1)), int(totals_row.group(2))]
+    assert totals == [sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows)]
+    assert totals == running
     assert re.search(r"(You win!|AI 1 wins!|You and AI 1 win!)", summary)
     assert child.exitstatus == 0
 
@@ -184,7 +185,8 @@ def test_cards_have_suit_symbols_and_wilds_are_marked(monkeypatch: pytest.Monkey
 def test_the_hand_is_sorted_and_grouped_by_suit_with_wilds_last() -> None:
     game = get_game("three-thirteen")
     render = renderer_for(game, Style(color=False))
-    view = {"wild_rank": 5, "hand": ["KS", "5D", "2C", "9H", "AC", "JK", "3S"]}
-    assert render.hand_groups(view["hand"], view) == [["AC", "2C"], ["9H"], ["3S", "KS"], ["5D", "JK"]]
+    hand = ["KS", "5D", "2C", "9H", "AC", "JK", "3S"]
+    view = {"wild_rank": 5, "hand": hand}
+    assert render.hand_groups(hand, view) == [["AC", "2C"], ["9H"], ["3S", "KS"], ["5D", "JK"]]
     lines = render.hand_lines({**view, "options": {}, "round": 3})
     assert lines[0] == "Your hand (7): A♣ 2♣ │ 9♥ │ 3♠ K♠ │ 5♦* JK"
