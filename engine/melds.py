@@ -226,8 +226,9 @@ def best_discard(hand: Sequence[Card], rules: MeldRules) -> DiscardChoice:
     """For a hand of n+1 cards: the discard that leaves the least deadwood.
 
     Ties go to the discard of higher value, then to a natural over a wild,
-    then to the higher card code (``KS`` before ``KH``), so the choice is a
-    function of the hand alone.
+    then to a card that the solver's own best arrangement leaves unmatched,
+    then to the higher card code (``KS`` before ``KH``); the choice depends
+    on the hand (as a multiset) and the rules only.
 
     >>> from engine.cards import parse_cards, format_card
     >>> d = best_discard(parse_cards("4C 9S 9H 9D KS"), MeldRules(wild_ranks=frozenset({4})))  # TT10
@@ -433,8 +434,8 @@ class _SuitTables:
     ``value[m]`` weight of the cards; ``run0[m]``/``run0_mask[m]`` the best run
     weight and its cards with no wild (every maximal stretch of ``min_run``+);
     ``relevant[w][m]`` the cards that can be in some run using at most ``w``
-    wilds; ``front[m]`` (filled lazily) the best run weight for 0..4 wilds and
-    the cards melded for each.
+    wilds; ``front_w[m]`` and ``front_how[m]`` (filled lazily) the best run
+    weight for 0..4 wilds and the cards melded for each.
     """
 
     def __init__(self, weights: tuple[int, ...], min_run: int, ace_high: bool) -> None:
@@ -466,7 +467,8 @@ class _SuitTables:
         self.run0_mask = run0_mask
         self.dead0 = [value[m] - run0[m] for m in range(size)]
         self.relevant: list[list[int]] = [relevant0] + [[-1] * size for _ in range(_FAST_WILDS)]
-        self.front: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = [None] * size
+        self.front_w: list[tuple[int, ...] | None] = [None] * size
+        self.front_how: list[tuple[int, ...]] = [()] * size
         self._pos_weights = [*list(weights), weights[0]]
         self._g: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {0: ((0,) * (_FAST_WILDS + 1),) * 2}
 
@@ -483,7 +485,7 @@ class _SuitTables:
         self.relevant[wilds][m] = out
         return out
 
-    def fill_front(self, m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def fill_front(self, m: int) -> tuple[int, ...]:
         res = self._frontier(m)
         if self.ace_high and m & 1:
             best_h, how_h = self._frontier((m ^ 1) | 1 << 13)
@@ -493,8 +495,9 @@ class _SuitTables:
                     best[w] = best_h[w]
                     how[w] = (how_h[w] & 0x1FFF) | how_h[w] >> 13
             res = (tuple(best), tuple(how))
-        self.front[m] = res
-        return res
+        self.front_w[m] = res[0]
+        self.front_how[m] = res[1]
+        return res[0]
 
     def _frontier(self, pm: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Best run weight of the position mask ``pm`` (bit i = position i+1) for 0..4 wilds.
@@ -554,6 +557,8 @@ def _suit_tables(weights: tuple[int, ...], min_run: int, ace_high: bool) -> _Sui
 
 
 _POP4 = [bin(p).count("1") for p in range(16)]
+_SHIFT = (1).__lshift__
+_ZEROS = (0,) * (_FAST_WILDS + 1)
 
 
 def _set_options(lo: int, min_set: int) -> list[list[list[tuple[int, int]]]]:
@@ -603,6 +608,12 @@ class _Solver:
                            for r in range(13)]
         self.spread = [[sum(1 << (13 * s + r) for s in range(4) if sp >> s & 1) for sp in range(16)]
                        for r in range(13)]
+        # discard preference: higher value, then a natural over a wild, then the higher code
+        ranked = sorted(range(53), key=lambda c: (-rules.values[c], rules.is_wild(c), -c))
+        self.discard_order = [0] * 53
+        for i, c in enumerate(ranked):
+            self.discard_order[c] = i
+        self.wild_cards_set = {c for c in range(53) if rules.is_wild(c)}
 
     # ------------------------------------------------------------- entry points
 
@@ -612,23 +623,31 @@ class _Solver:
         return res[0], res[1]
 
     def _solve(self, hand: Sequence[Card], want: bool) -> tuple[int, int, list[Card] | None]:
-        """(total weight, best melded weight, deadwood cards if ``want``)."""
-        m = 0
+        """(total weight, best melded weight, deadwood cards if ``want``, in no order)."""
         try:
-            for c in hand:
-                m |= 1 << c
+            m = sum(map(_SHIFT, hand))
         except (TypeError, ValueError):
             for c in hand:
                 _check_card(c)
             raise
-        nj = 0
-        if m >> 52:
-            if m >> 53:
-                for c in hand:
+        if m.bit_count() == len(hand):  # all different (a sum of distinct powers of two has no carry)
+            nj = m >> 52
+            if nj:
+                if nj > 1:
+                    for c in hand:
+                        _check_card(c)
+                m ^= 1 << 52
+        else:  # duplicates, or several jokers
+            nj = m = 0
+            for c in hand:
+                if c == JOKER:
+                    nj += 1
+                else:
                     _check_card(c)
-            nj = list(hand).count(JOKER)
-            m ^= 1 << 52
-        if m.bit_count() + nj != len(hand) or not self.absorbing:
+                    if m >> c & 1:
+                        return self._solve_search(hand, want)
+                    m |= 1 << c
+        if not self.absorbing:
             return self._solve_search(hand, want)
         wm = m & self.wild_mask
         nat = m ^ wm
@@ -676,7 +695,7 @@ class _Solver:
             dead += _mask_cards(wm) + ([JOKER] * nj if self.jokers_wild else [])
         if not self.jokers_wild:
             dead += [JOKER] * nj
-        return total, best, sorted(dead)
+        return total, best, dead
 
     # ------------------------------------------------------------- one deck, no wild
 
@@ -762,27 +781,30 @@ class _Solver:
         b = n >> 13 & 0x1FFF
         c = n >> 26 & 0x1FFF
         d = n >> 39
-        tabs = self.tabs
-        t0, t1, t2, t3 = tabs
-        ra = t0.relevant[wilds][a]
+        t0, t1, t2, t3 = self.tabs
+        rel = t0.relevant[wilds]
+        ra = rel[a]
         if ra < 0:
             ra = t0.fill_relevant(wilds, a)
-        rb = t1.relevant[wilds][b]
+        rel = t1.relevant[wilds]
+        rb = rel[b]
         if rb < 0:
             rb = t1.fill_relevant(wilds, b)
-        rc = t2.relevant[wilds][c]
+        rel = t2.relevant[wilds]
+        rc = rel[c]
         if rc < 0:
             rc = t2.fill_relevant(wilds, c)
-        rd = t3.relevant[wilds][d]
+        rel = t3.relevant[wilds]
+        rd = rel[d]
         if rd < 0:
             rd = t3.fill_relevant(wilds, d)
-        cand = (a | b) & (c | d) | a & b | c & d if self.set_lo == 2 else a | b | c | d
+        cand = ((a | b) & (c | d)) | (a & b) | (c & d) if self.set_lo == 2 else a | b | c | d
         ms = self.min_set
         spread, set_weight, opts_b = self.spread, self.set_weight, self.opts_b
         fixed_w = 0
         fixed52 = 0
         items: list[tuple[int, int, int]] = []
-        choices: list[list[tuple[int, int, int]]] = []
+        leaves = None
         while cand:
             low = cand & -cand
             r = low.bit_length() - 1
@@ -798,65 +820,71 @@ class _Solver:
                     fixed52 |= spread[r][present]
                 else:
                     items.append((ms - count, set_weight[r][present], spread[r][present]))
+                continue
+            sw, sp = set_weight[r], spread[r]
+            opts = [(cost, sw[s], sp[s]) for s, cost in opts_b[present][relevant] if cost <= wilds]
+            if leaves is None:
+                leaves = opts
             else:
-                choices.append([(cost, set_weight[r][s], spread[r][s])
-                                for s, cost in opts_b[present][relevant] if cost <= wilds])
-        item_front = [0] * (wilds + 1)
-        for cost, w, _ in items:
-            for bud in range(wilds, cost - 1, -1):
-                v = item_front[bud - cost] + w
-                if v > item_front[bud]:
-                    item_front[bud] = v
+                leaves = [(c1 + c2, w1 + w2, m1 | m2) for c1, w1, m1 in leaves for c2, w2, m2 in opts
+                          if c1 + c2 <= wilds]
+        if items:
+            front_items = [0] * (wilds + 1)
+            for cost, w, _ in items:
+                for bud in range(wilds, cost - 1, -1):
+                    v = front_items[bud - cost] + w
+                    if v > front_items[bud]:
+                        front_items[bud] = v
+            item_front: Sequence[int] = front_items
+        else:
+            item_front = _ZEROS
         rest0 = n & ~fixed52
-        f0, f1, f2, f3 = t0.front, t1.front, t2.front, t3.front
+        f0, f1, f2, t3f = t0.front_w, t1.front_w, t2.front_w, t3.front_w
         best = -1
         best_leaf = (0, 0)
-        for combo in product(*choices) if choices else ((),):
-            sel = 0
-            v = fixed_w
-            spent = 0
-            for cost, s_w, s_mask in combo:
-                spent += cost
-                v += s_w
-                sel |= s_mask
-            if spent > wilds:
-                continue
+        for spent, v, sel in leaves or ((0, 0, 0),):
             rest = rest0 & ~sel
             x = rest & 0x1FFF
-            fa = f0[x] or t0.fill_front(x)
+            ga = f0[x] or t0.fill_front(x)
             x = rest >> 13 & 0x1FFF
-            fb = f1[x] or t1.fill_front(x)
+            gb = f1[x] or t1.fill_front(x)
             x = rest >> 26 & 0x1FFF
-            fc = f2[x] or t2.fill_front(x)
+            gc = f2[x] or t2.fill_front(x)
             x = rest >> 39
-            fd = f3[x] or t3.fill_front(x)
-            ga, gb, gc, gd = fa[0], fb[0], fc[0], fd[0]
+            gd = t3f[x] or t3.fill_front(x)
             budget = wilds - spent
             v += ga[0] + gb[0] + gc[0] + gd[0]
             if budget == 1:
                 v += max(ga[1] - ga[0], gb[1] - gb[0], gc[1] - gc[0], gd[1] - gd[0], item_front[1])
             elif budget:
-                v += _share(budget, (ga, gb, gc, gd), item_front)[0]
+                v += _share_gain(budget, ga, gb, gc, gd, item_front)
             if v > best:
                 best = v
                 best_leaf = (sel, spent)
+        best += fixed_w
         if not want:
             return best, 0
         sel, spent = best_leaf
         rest = rest0 & ~sel
-        parts = [tabs[s].front[rest >> 13 * s & 0x1FFF] for s in range(4)]
-        fronts = tuple(p[0] for p in parts if p is not None)
-        _, split = _share(wilds - spent, fronts, item_front)
+        tabs = self.tabs
+        budget = wilds - spent
+        masks = (rest & 0x1FFF, rest >> 13 & 0x1FFF, rest >> 26 & 0x1FFF, rest >> 39)
+        split: Sequence[int] = (0, 0, 0, 0, 0)
+        if budget:
+            fronts = [tabs[s].front_w[masks[s]] or tabs[s].fill_front(masks[s]) for s in range(4)]
+            if budget == 1:
+                gains = [f[1] - f[0] for f in fronts] + [item_front[1]]
+                one = [0] * 5
+                one[gains.index(max(gains))] = 1
+                split = one
+            else:
+                split = _share_split(budget, fronts, item_front)
         mask = fixed52 | sel
         for s in range(4):
-            part = parts[s]
-            assert part is not None
-            mask |= part[1][split[s]] << 13 * s
-        # the knapsack items bought with the wilds left over
-        bud = split[4]
-        chosen_items = _pick_items(items, bud)
-        for i in chosen_items:
-            mask |= items[i][2]
+            mask |= tabs[s].front_how[masks[s]][split[s]] << 13 * s
+        if split[4]:
+            for i in _pick_items(items, split[4]):
+                mask |= items[i][2]
         return best, mask
 
     # ------------------------------------------------------------- general search
@@ -1084,31 +1112,47 @@ class _Solver:
     # ------------------------------------------------------------- discards
 
     def best_discard(self, hand: Sequence[Card]) -> DiscardChoice:
+        """See :func:`best_discard`. One solve finds the deadwood ``dead`` of a best
+        arrangement; the best card of ``dead`` leaves exactly ``md - value``,
+        and only cards that could beat it are solved again."""
         total, melded, dead = self._solve(hand, True)
         assert dead is not None
-        rest_weight = total - melded
-        values = self.rules.values
-        is_wild = self.rules.is_wild
-        in_dead = set(dead)
-        best: tuple[int, int] | None = None  # (score weight, card)
-        best_score = _INF
-        for card in sorted(set(hand), key=lambda c: (-values[c], is_wild(c), -c)):
-            low = (rest_weight - self.wt[card]) // _SCALE
-            if low >= best_score:
-                break
-            if card in in_dead:
-                score_w = rest_weight - self.wt[card]
-            else:
+        md_w = total - melded
+        wt, order = self.wt, self.discard_order
+        cards = sorted(set(hand), key=order.__getitem__)
+        if not dead:  # fully melded: some meld must give up a card
+            scored = []
+            for card in cards:
                 rest = list(hand)
                 rest.remove(card)
                 t, m = self.solve(rest)
-                score_w = t - m
-            score = score_w // _SCALE
-            if score < best_score:
-                best_score = score
-                best = (score_w, card)
-        assert best is not None
-        return DiscardChoice(best[1], best_score, best[0] == 0)
+                scored.append((t - m, order[card], card))
+            score_w, _, card = min(scored, key=lambda x: (x[0] // _SCALE, x[1]))
+            return DiscardChoice(card, score_w // _SCALE, score_w == 0)
+        first = min(dead, key=order.__getitem__)
+        best_w, best_card = md_w - wt[first], first
+        best_score = best_w // _SCALE
+        values, is_wild = self.rules.values, self.rules.is_wild
+        first_value, first_wild = values[first], is_wild(first)
+        # discarding a melded wild leaves at least ``md`` (the others cannot meld more)
+        skip_wilds = self.absorbing and first_value > 0 and not (set(dead) & self.wild_cards_set)
+        in_dead = set(dead)
+        for card in cards:
+            if card == first:
+                break
+            if card in in_dead or (skip_wilds and is_wild(card)):
+                continue
+            if values[card] == first_value and not (first_wild and not is_wild(card)):
+                continue  # a tie the arrangement already settles
+            if (md_w - wt[card]) // _SCALE > best_score:
+                continue
+            rest = list(hand)
+            rest.remove(card)
+            t, m = self.solve(rest)
+            if (t - m) // _SCALE <= best_score and ((t - m) // _SCALE < best_score or order[card] < order[best_card]):
+                best_w, best_card = t - m, card
+                best_score = best_w // _SCALE
+        return DiscardChoice(best_card, best_score, best_w == 0)
 
     def discard_scores(self, hand: Sequence[Card]) -> dict[Card, int]:
         total, melded, dead = self._solve(hand, True)
@@ -1149,32 +1193,40 @@ def _mask_cards(mask: int) -> list[Card]:
     return out
 
 
-def _share(budget: int, fronts: Sequence[tuple[int, ...]], items: list[int]) -> tuple[int, list[int]]:
-    """Share ``budget`` wilds among frontiers (best weight for 0..k wilds) and the set items.
+def _share_gain(budget: int, ga: tuple[int, ...], gb: tuple[int, ...], gc: tuple[int, ...],
+                gd: tuple[int, ...], items: Sequence[int]) -> int:
+    """The most weight ``budget`` wilds add, shared among four suit frontiers and the set items."""
+    cur = list(items[: budget + 1])
+    for g in (ga, gb, gc, gd):
+        g0 = g[0]
+        if g[budget] == g0:
+            continue  # no wild helps this suit
+        nxt = cur[:]
+        for bud in range(1, budget + 1):
+            top = nxt[bud]
+            for give in range(1, bud + 1):
+                v = cur[bud - give] + g[give] - g0
+                if v > top:
+                    top = v
+            nxt[bud] = top
+        cur = nxt
+    return max(cur)
 
-    Returns the best extra weight over everyone's 0-wild weight, and the
-    wilds given to each frontier then to the items (last entry).
-    """
+
+def _share_split(budget: int, fronts: Sequence[tuple[int, ...]], items: Sequence[int]) -> list[int]:
+    """How many wilds each frontier (then the items, last) gets in a best sharing of ``budget``."""
     parts: list[Sequence[int]] = [*fronts, items]
-    # best[b] = (gain using b wilds over the first i parts, split)
-    best: list[tuple[int, list[int]]] = [(0, [])]
+    best: dict[int, tuple[int, list[int]]] = {0: (0, [])}  # wilds spent -> (gain, split so far)
     for part in parts:
-        base = part[0]
-        nxt: list[tuple[int, list[int]]] = []
-        for b in range(budget + 1):
-            top: tuple[int, list[int]] = (-1, [])
-            for give in range(min(b, len(part) - 1) + 1):
-                if b - give >= len(best):
-                    continue
-                gain, split = best[b - give]
-                g = gain + part[give] - base
-                if g > top[0]:
-                    top = (g, [*split, give])
-            nxt.append(top)
+        nxt: dict[int, tuple[int, list[int]]] = {}
+        for spent, (gain, split) in best.items():
+            for give in range(budget - spent + 1):
+                g = gain + part[give] - part[0]
+                old = nxt.get(spent + give)
+                if old is None or g > old[0]:
+                    nxt[spent + give] = (g, [*split, give])
         best = nxt
-    top_gain, top_split = max(best, key=lambda t: t[0])
-    # split lists every part, even when it got no wild
-    return top_gain, top_split + [0] * (len(parts) - len(top_split))
+    return max(best.values(), key=lambda t: t[0])[1]
 
 
 def _pick_items(items: list[tuple[int, int, int]], budget: int) -> list[int]:
