@@ -54,16 +54,23 @@ Readings of the rules, written down where the text leaves a choice:
   next deal is dealt by the next seat still in, left of the last dealer, and
   the seat left of it (among those still in) starts. When one seat remains it
   wins; when every seat still in crosses in the same deal the lowest total
-  wins, equal totals share.
+  wins, equal totals share (kept as written, though R5's scoring never
+  does that: see :func:`winners_after_deal`). When the game ends the hands of
+  the last deal stay where they are and every view shows them (``hands``).
 * **Loop guard** (C7): a deal that reaches ``max_turns_per_round`` completed
   turns (discard + pick; declares end the deal anyway) is scored as it stands
   as if the lowest hand had declared: the lowest total scores 0, every other
   player its total minus the lowest. Nobody takes the 20-point penalty for a
-  declare nobody made, and points still accrue, so random play always
-  crosses the threshold and the game ends.
-* Hands are kept sorted by rank, then suit (not in the canonical suit order):
-  the ranks of a hand are then a sorted tuple, which indexes a small table of
-  the group shapes it holds (at most 8,568 keys).
+  declare nobody made, and points still accrue (unless every hand ties), so
+  even players who never declare cross the threshold and the game ends.
+* Discards list their cards in rank order, a sequence in sequence order
+  (``QS KH AD``); a client may send them in any order.
+
+Speed (``bench/playouts.py``, ``least_score_actions_per_s``): hands are kept
+sorted by rank, then suit, so the ranks of a hand are a sorted tuple that
+indexes a lazily built table of the group shapes it holds (at most 8,567
+keys); and :meth:`LeastScore.apply` copies on write — the new state shares
+the lists a move does not change with the old one, which is never mutated.
 """
 
 from __future__ import annotations
