@@ -543,7 +543,8 @@ def test_view_of_a_seat_lists_hidden_zones_with_known_cards():
     assert zones["deck"]["size"] == len(state.deck)
     assert obs["known"] == [["QD"], [], []]
     assert obs["played"] == [True, False, False]
-    assert obs["floor"] == ["9S"] and obs["dead"] == []
+    assert obs["floor"] == ["9S"] and obs["dead"] == [] and obs["dead_size"] == 0
+    assert obs["deck_size"] == len(state.deck) and obs["hand_sizes"] == [2, 2, 1]
 
 
 def test_json_round_trip_is_exact():

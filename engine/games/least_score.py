@@ -730,6 +730,7 @@ class LeastScore(Game):
         obs["floor"] = [names[c] for c in s.floor]
         obs["discarded"] = [names[c] for c in s.discarded]
         obs["dead"] = [names[c] for c in s.dead]
+        obs["dead_size"] = len(s.dead)
         obs["deck_size"] = len(s.deck)
         obs["out"] = list(s.out)
         obs["played"] = list(s.played)
