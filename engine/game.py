@@ -386,7 +386,17 @@ class Game:
         """Every card of the state, wherever it is (hands, piles, table...): the same multiset as the deck."""
         raise NotImplementedError
 
+    def _sorted_deck(self, num_players: int, options: Mapping[str, Any]) -> list[Card]:
+        key = (num_players, tuple(sorted(options.items())))
+        cache = self.__dict__.setdefault("_deck_cache", {})
+        deck = cache.get(key)
+        if deck is None:
+            deck = cache[key] = sorted(self.deck(num_players, options))
+        return deck
+
     def _check_card_conservation(self, state: State) -> None:
+        if sorted(self.cards_in_play(state)) == self._sorted_deck(state.num_players, state.options):
+            return
         have = Counter(self.cards_in_play(state))
         want = Counter(self.deck(state.num_players, state.options))
         if have != want:

@@ -12,7 +12,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from engine.errors import EngineError, IllegalMoveError, InvalidMoveError, NotYourTurnError
+from engine.errors import EngineError, IllegalMoveError, InvalidCardError, InvalidMoveError, NotYourTurnError
 from engine.game import Game, State
 
 
@@ -72,7 +72,7 @@ def check_rejections(game: Game, state: State, rng: random.Random, where: str) -
     for move in bad_moves:
         try:
             game.apply(state, move)
-        except (InvalidMoveError, IllegalMoveError):
+        except (InvalidMoveError, IllegalMoveError, InvalidCardError):
             pass
         except EngineError as exc:
             raise ConformanceError(f"{where}: {move!r} raised {type(exc).__name__}, not a move error") from exc

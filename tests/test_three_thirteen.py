@@ -188,28 +188,25 @@ def test_a_card_taken_from_the_discard_pile_is_known_to_every_seat_until_discard
 # -- C4: reshuffle; C7: loop guard -------------------------------------------------------------------------
 
 
-def test_C4_an_empty_stock_is_refilled_from_the_discard_pile_but_its_top_card():
-    state = TT.from_setup(2, {"round": 1, "dealer": 1, "hands": ["7D 7S 9C", "KS QH 5D"],
-                              "stock": ["KD"], "discard": []}, options={"decks": 2})
-    # the up card came off the stock: nothing is left in it
-    assert state.stock == [] and state.discard == cards("KD")
-    state, _ = play(TT, state, DRAW_DISCARD, discard("9C"), DRAW_DISCARD)
-    assert state.discard == []
-    state, _ = play(TT, state, discard("KS"))
-    state, events = TT.apply(state, DRAW_STOCK)  # the pile holds only KS: nothing to shuffle
-    assert events[0] == {"type": "reshuffle", "cards": 0}
-    assert any(e["type"] == "round_end" and e["reason"] == "stock_exhausted" for e in events)
-    assert state.round == 2
-
-
 def test_C4_reshuffle_keeps_the_top_discard_and_is_seeded():
+    # "rest": "discard" puts every card the setup leaves out under the discard pile: the stock is empty
     state = TT.from_setup(2, {"round": 1, "dealer": 1, "hands": ["7D 7S 9C", "KS QH 5D"],
-                              "stock": [], "discard": ["2C", "3C", "4C", "JD"]}, options={"decks": 2}, seed=3)
+                              "stock": [], "discard": ["2C", "3C", "4C", "JD"], "rest": "discard"},
+                          options={"decks": 2}, seed=3)
+    assert state.stock == [] and len(state.discard) == 104 - 6
     a, events = TT.apply(state, DRAW_STOCK)
     b, _ = TT.apply(state, DRAW_STOCK)
     assert a == b
-    assert events[0] == {"type": "reshuffle", "cards": 3}
-    assert a.discard == cards("JD") and len(a.stock) == 2
+    assert events[0] == {"type": "reshuffle", "cards": 104 - 6 - 1}
+    assert a.discard == cards("JD") and len(a.stock) == 104 - 6 - 2
+    assert TT.apply(state.__class__(**{**state.__dict__, "seed": 4}), DRAW_STOCK)[0].stock != a.stock
+
+
+def test_C8_setup_stock_lists_the_top_cards_and_the_rest_lies_under_them():
+    state = TT.from_setup(2, {"round": 1, "dealer": 1, "hands": ["7D 7S 9C", "KS QH 5D"],
+                              "stock": ["KD", "2H"], "discard": ["6S"]}, options={"decks": 2})
+    assert state.stock[-2:] == cards("2H KD")  # KD on top
+    assert len(state.stock) == 104 - 6 - 1
 
 
 def test_C7_the_loop_guard_ends_the_round_as_it_stands():
@@ -270,8 +267,12 @@ def test_C8_setup_errors_say_what_is_wrong():
         TT.from_setup(2, {"round": 1, "hands": ["KS QH", "2C 9D JH"]})
     with pytest.raises(InvalidSetupError, match="more often"):
         TT.from_setup(2, {"round": 1, "hands": ["KS KS QH", "2C 9D JH"]})
-    with pytest.raises(InvalidSetupError, match="leaves out"):
-        TT.from_setup(2, {"round": 1, "hands": ["KS QH 5D", "2C 9D JH"], "stock": ["4H"]})
+    with pytest.raises(InvalidSetupError, match="rest"):
+        TT.from_setup(2, {"round": 1, "hands": ["KS QH 5D", "2C 9D JH"], "rest": "table"})
+    with pytest.raises(InvalidSetupError, match="round"):
+        TT.from_setup(2, {"round": 12})
+    with pytest.raises(InvalidSetupError, match="unknown setup fields"):
+        TT.from_setup(2, {"hand": []})
 
 
 # -- Threezies ----------------------------------------------------------------------------------------------------

@@ -176,7 +176,7 @@ class ThreeThirteen(Game):
 
     def _setup(self, state: State, setup: Mapping[str, Any]) -> None:
         s = _s(state)
-        allowed = {"hands", "stock", "discard", "dealer", "round", "totals", "to_move"}
+        allowed = {"hands", "stock", "discard", "rest", "dealer", "round", "totals", "to_move"}
         extra = set(setup) - allowed
         if extra:
             raise InvalidSetupError(f"unknown setup fields {sorted(extra)}; allowed: {sorted(allowed)}")
@@ -189,6 +189,12 @@ class ThreeThirteen(Game):
                 raise InvalidSetupError(f"totals must be a list of {s.num_players} integers")
             s.totals = list(totals)
         n = self.deal_size(s.round)
+        if "hands" not in setup:
+            if "stock" in setup or "discard" in setup:
+                raise InvalidSetupError("a setup that gives the stock or the discard pile must give the hands too")
+            self._deal(s)  # round, dealer and totals as given; the cards from the seed
+            s.to_move = _setup_int(setup, "to_move", s.to_move or 0, 0, s.num_players - 1)
+            return
         try:
             hands = [parse_cards(h) for h in setup.get("hands", [])]
             stock_top_first = parse_cards(setup["stock"]) if "stock" in setup else None
@@ -206,21 +212,19 @@ class ThreeThirteen(Game):
                 raise InvalidSetupError(f"{CARD_NAMES[card]} appears more often than the deck holds")
             rest[card] -= 1
         left = sorted(rest.elements())
-        if discard is None:
-            discard = []
-        if stock_top_first is None:
-            chance_rng(s).shuffle(left)
-            stock = left
+        chance_rng(s).shuffle(left)
+        stock = (stock_top_first or [])[::-1]
+        discard = discard or []
+        # The cards the setup leaves out, shuffled from the seed, go under the stock (default)
+        # or under the discard pile ("rest": "discard", to set up a short stock).
+        if setup.get("rest", "stock") == "stock":
+            stock = left + stock
+        elif setup["rest"] == "discard":
+            discard = left + discard
         else:
-            if left:
-                raise InvalidSetupError(
-                    "the setup gives a stock but leaves out " + " ".join(CARD_NAMES[c] for c in left)
-                )
-            stock = stock_top_first[::-1]
+            raise InvalidSetupError('setup "rest" must be "stock" or "discard"')
         if not discard:
-            if not stock:
-                raise InvalidSetupError("the stock is empty and no discard pile is given")
-            discard = [stock.pop()]
+            discard = [stock.pop()]  # C1: the up card
         s.hands = [sorted(h) for h in hands]
         s.stock = stock
         s.discard = discard
