@@ -282,6 +282,11 @@ class Renderer:
             shown = " ".join(self.meld(m, view) for m in melds)
             return self.style.bold(f"{who} went out") + f", discarding {self.value(event.get('card'), view)}" + (
                 f": {shown}" if shown else "")
+        if kind == "take_discard":
+            return f"{who} took {self.value(event.get('card'), view)} from the discard pile"
+        if kind == "go_down":
+            shown = " ".join(self.meld(m, view) for m in event.get("melds") or [])
+            return self.style.bold(f"{who} went down") + f": {shown}"
         if kind == "reshuffle":
             return f"The discards were shuffled into a new stock ({event.get('cards')} cards)"
         if kind.endswith("_start"):
@@ -298,6 +303,8 @@ class Renderer:
                 parts.append(self.value(event[key], view))
         if "source" in event:
             parts.append(f"from the {event['source']}")
+        elif kind == "draw":
+            parts.append("from the stock")
         for key, value in event.items():
             if key in ("type", "seat", "card", "cards", "source", "version"):
                 continue
@@ -550,11 +557,81 @@ class LessThanThreeRenderer(Renderer):
         return super().describe_move(move, view)
 
 
+class ContractRummyRenderer(Renderer):
+    """Contract rummy: the hand's contract, the melds on the table by owner, who is down, buys, the buy window."""
+
+    skip_keys = frozenset({"contract", "turn", "stock_size", "discard", "discarder", "known", "buys", "down",
+                           "melds", "taken", "went_down_now", "went_out"})
+
+    def is_wild(self, card: str, view: Mapping[str, Any]) -> bool:
+        return card == "JK" or rank_of(parse_card(card)) == 2  # R1: 2s and jokers
+
+    def header_extra(self, view: Mapping[str, Any]) -> list[str]:
+        contract = view.get("contract") or {}
+        return [f"hand {view['round']} of 7", str(contract.get("text", "")), "2s and jokers wild"]
+
+    def header(self, view: Mapping[str, Any]) -> str:
+        return self.style.title(" · ".join([self.game.info.name, *self.header_extra(view)]))
+
+    def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        discard = view.get("discard", [])
+        top = self.value(discard[-1], view) if discard else "—"
+        lines = [f"Table   stock {view.get('stock_size', 0)} cards · discard pile top {self.style.bold(top)}"
+                 + self.style.dim(f" ({len(discard)} in the pile)")]
+        turn = view.get("turn")
+        if view.get("phase") == "buy" and isinstance(turn, int):
+            lines.append(self.style.bad(f"Buying: {names[turn]} drew from the stock; "
+                                        f"{top} is for sale (with a penalty card)"))
+        melds = view.get("melds") or []
+        for seat, name in enumerate(names):
+            own = [(i, m) for i, m in enumerate(melds) if m.get("owner") == seat]
+            if own:
+                shown = " ".join(f"{i}:{self.meld(m, view)}" for i, m in own)
+                lines.append(f"Down    {name}: {shown}")
+        buys = view.get("buys") or []
+        if any(buys):
+            lines.append("Buys    " + " · ".join(f"{names[s]} {b}" for s, b in enumerate(buys)))
+        known = view.get("known") or []
+        cells = [f"{names[s]} holds {self.cards(k, view)}" for s, k in enumerate(known)
+                 if k and s != view.get("seat")]
+        if cells:
+            lines.append("Known   " + " · ".join(cells))
+        return lines + super().table_lines(view, names)
+
+    def describe_move(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+        kind = move.get("type")
+        discard = view.get("discard") or []
+        top = self.value(discard[-1], view) if discard else "the discard"
+        if kind == "take_discard":
+            return f"take {top} from the discard pile"
+        if kind == "draw":
+            return "draw from the stock (the others may buy the discard)"
+        if kind == "buy":
+            return f"buy {top} (and take a penalty card from the stock)"
+        if kind == "pass" and view.get("phase") == "buy":
+            return f"pass (don't buy {top})"
+        if kind == "go_down":
+            return self.style.good("go down") + ": " + " ".join(self.meld(m, view) for m in move.get("melds", []))
+        if kind == "lay_off":
+            melds = view.get("melds") or []
+            index = move.get("meld")
+            target = melds[index] if isinstance(index, int) and 0 <= index < len(melds) else None
+            where = f" on {self.meld(target, view)}" if target else f" on meld {index}"
+            how = ""
+            if move.get("end"):
+                how = f" ({move['end']} end)"
+            elif move.get("wild_to"):
+                how = f" (the wild moves to the {move['wild_to']} end)"
+            return f"lay off {self.value(move.get('card'), view)}{where}{how}"
+        return super().describe_move(move, view)
+
+
 RENDERERS: dict[str, type[Renderer]] = {
     "three-thirteen": RummyRoundsRenderer,
     "threezies": RummyRoundsRenderer,
     "least-score": LeastScoreRenderer,
     "less-than-three": LessThanThreeRenderer,
+    "contract-rummy": ContractRummyRenderer,
 }
 
 

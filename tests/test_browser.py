@@ -59,25 +59,37 @@ def browser() -> Iterator[object]:
             browser.close()
 
 
-def start_match(page: Page, base_url: str, seed: int) -> None:
+def start_match(page: Page, base_url: str, seed: int, game: str = "three-thirteen", players: int = 2,
+                options: dict[str, str] | None = None) -> None:
     page.goto(base_url + "/play")
     page.wait_for_selector("body[data-ready=true]")
-    page.select_option("#game-select", "three-thirteen")
-    page.select_option("#players-select", "2")
+    page.select_option("#game-select", game)
+    page.select_option("#players-select", str(players))
     page.select_option("#level-select", "1")
     page.fill("#seed-input", str(seed))
     page.click("#options-box summary")
-    page.fill("#opt-max_turns_per_round", "10")
+    for name, value in (options or {"max_turns_per_round": "10"}).items():
+        field = page.locator(f"#opt-{name}")
+        if field.evaluate("e => e.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            field.fill(value)
     page.click("#start-button")
     page.wait_for_function(READY, timeout=30_000)
 
 
-def test_play_a_whole_game_against_the_ai(browser: object, base_url: str) -> None:
-    page = browser.new_page(viewport={"width": 1000, "height": 900})  # type: ignore[attr-defined]
+def watch_for_problems(page: Page) -> list[str]:
+    """Page errors, console errors and failed requests, collected while the test runs."""
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
     page.on("response", lambda r: problems.append(f"{r.status} from {r.url}") if r.status >= 400 else None)
+    return problems
+
+
+def test_play_a_whole_game_against_the_ai(browser: object, base_url: str) -> None:
+    page = browser.new_page(viewport={"width": 1000, "height": 900})  # type: ignore[attr-defined]
+    problems = watch_for_problems(page)
     start_match(page, base_url, seed=21)
 
     assert page.inner_text("#status").startswith("Three Thirteen")
@@ -147,4 +159,37 @@ def test_phone_sized_screen_and_an_illegal_option(browser: object, base_url: str
     assert box is not None and box["height"] >= 40  # big enough for a finger
     (ROOT / "out").mkdir(exist_ok=True)
     page.screenshot(path=str(ROOT / "out" / "screenshot-play-phone.png"), full_page=True)
+    page.close()
+
+
+@pytest.mark.parametrize(
+    ("game", "players", "options", "rounds"),
+    [
+        ("threezies", 3, {"max_turns_per_round": "10"}, 8),
+        ("least-score", 3, {"threshold": "25", "max_turns_per_round": "10"}, None),
+        ("less-than-three", 2, {"max_turns_per_round": "10"}, 6),
+        ("contract-rummy", 3, {"max_turns_per_round": "10"}, 7),
+    ],
+)
+def test_every_other_game_plays_to_the_end(browser: object, base_url: str, game: str, players: int,
+                                           options: dict[str, str], rounds: int | None) -> None:
+    page = browser.new_page(viewport={"width": 1000, "height": 900})  # type: ignore[attr-defined]
+    problems = watch_for_problems(page)
+    start_match(page, base_url, seed=8, game=game, players=players, options=options)
+    clicks = 0
+    while not page.locator("#winner").count():
+        assert clicks < 600, f"{game} should end within its short rounds"
+        assert page.locator("#hand .card").count() > 0
+        if clicks == 12:
+            (ROOT / "out").mkdir(exist_ok=True)
+            page.screenshot(path=str(ROOT / "out" / f"screenshot-{game}.png"), full_page=True)
+        page.locator("button.move").first.click()
+        clicks += 1
+        page.wait_for_function(READY, timeout=60_000)
+    final = page.locator("#final-scores tbody tr")
+    if rounds is not None:
+        assert final.count() == rounds + 1
+    assert page.locator("#summary .summary-table").count() >= 1
+    assert page.locator("#log li").count() > clicks
+    assert not problems, problems
     page.close()

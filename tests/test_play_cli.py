@@ -190,3 +190,24 @@ def test_the_hand_is_sorted_and_grouped_by_suit_with_wilds_last() -> None:
     assert render.hand_groups(hand, view) == [["AC", "2C"], ["9H"], ["3S", "KS"], ["5D", "JK"]]
     lines = render.hand_lines({**view, "options": {}, "round": 3})
     assert lines[0] == "Your hand (7): A♣ 2♣ │ 9♥ │ 3♠ K♠ │ 5♦* JK"
+
+
+@pytest.mark.parametrize(
+    ("game", "players", "options", "summaries"),
+    [
+        ("threezies", 3, {"max_turns_per_round": 10}, r"Round \d+ is over"),
+        ("least-score", 3, {"max_turns_per_round": 10, "threshold": 25}, r"Deal \d+ is over"),
+        ("less-than-three", 2, {"max_turns_per_round": 10}, r"Round \d+ is over"),
+        ("contract-rummy", 3, {"max_turns_per_round": 10}, r"Round \d+ is over"),
+    ],
+)
+def test_every_game_plays_to_its_summary(game: str, players: int, options: dict[str, int], summaries: str) -> None:
+    out = io.StringIO()
+    match = TerminalMatch(get_game(game), players, 1, 9, options, stdin=io.StringIO("1\n" * 5000), stdout=out)
+    assert match.run() == 0
+    text = out.getvalue()
+    assert match.state.is_over
+    assert "Your legal moves:" in text and " 1) " in text
+    assert len(re.findall(summaries, text)) == len(match.state.round_scores)
+    assert "Game over" in text and re.search(r"(win!|wins!)", text)
+    assert "Traceback" not in text

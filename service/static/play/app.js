@@ -66,9 +66,13 @@ const rankOf = (c) => (c === "JK" ? 0 : RANK_ORDER.indexOf(c[0]) + 1);
 const suitIndex = (c) => (c === "JK" ? 4 : "CDHS".indexOf(c[1]));
 const cardOrder = (a, b) => suitIndex(a) - suitIndex(b) || rankOf(a) - rankOf(b);
 
+// games whose wild ranks are fixed (the others say theirs in the view's wild_rank)
+const FIXED_WILD_RANKS = { "contract-rummy": [2] };
+
 function isWild(card, view) {
   if (card === "JK") return true;
   if (!view) return false;
+  if (FIXED_WILD_RANKS[view.game]) return FIXED_WILD_RANKS[view.game].includes(rankOf(card));
   if (Number.isInteger(view.wild_rank)) return rankOf(card) === view.wild_rank;
   if (Array.isArray(view.wild_ranks)) return view.wild_ranks.includes(rankOf(card));
   return false;
@@ -100,7 +104,8 @@ function cardEl(name, view, { mini = false, extra = "" } = {}) {
   const node = el("span", { class: classes.join(" "), title: label + (wild ? " (wild)" : ""), "data-card": name,
     "aria-label": label + (wild ? ", wild" : "") });
   if (name === "JK") {
-    node.append(el("span", { class: "rank", text: "JK" }), el("span", { class: "suit", text: "🃏" }));
+    node.append(el("span", { class: "rank", text: mini ? "Joker" : "JK" }));
+    if (!mini) node.append(el("span", { class: "suit", text: "★" }));
   } else {
     node.append(el("span", { class: "rank", text: RANK_LABELS[name[0]] || name[0] }),
       el("span", { class: "suit", text: SUIT_SYMBOLS[name[1]] }));
@@ -147,7 +152,10 @@ const capital = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 
 // -- per-game renderers ---------------------------------------------------------------------------
 
+const ROUNDS = { "three-thirteen": 11, threezies: 8, "less-than-three": 6, "contract-rummy": 7 };
+
 const generic = {
+  roundLabel: "Round",
   header(view) { return []; },
   tableZones(view) {
     const zones = [];
@@ -223,7 +231,102 @@ const rummyRounds = Object.assign(Object.create(generic), {
   },
 });
 
-const RENDERERS = { "three-thirteen": rummyRounds, threezies: rummyRounds };
+const topDiscard = (view) => {
+  const pile = view.discard || [];
+  return pile.length ? cardEl(pile[pile.length - 1], view, { mini: true }) : "the discard";
+};
+
+const leastScore = Object.assign(Object.create(generic), {
+  roundLabel: "Deal",
+  skipKeys: new Set(["hand_total", "floor", "discarded", "dead", "deck_size", "out", "played", "known"]),
+  header(view) {
+    const t = view.options && view.options.threshold;
+    return [`Your total ${view.hand_total}`].concat(t ? [`out over ${t}`] : []);
+  },
+  tableZones(view) {
+    const zones = [
+      ["Floor", el("span", { class: "pile" }, (view.floor || []).length ? (view.floor || []).map((c) => cardEl(c, view)) : el("span", { class: "muted", text: "empty" }))],
+      ["Deck", cardBack(view.deck_size || 0)],
+      ["Dead", el("span", { text: `${(view.dead || []).length} cards` })],
+    ];
+    if ((view.discarded || []).length) zones.push(["You threw", valueEl(view.discarded, view)]);
+    const out = (view.out || []).map((o, seat) => (o ? S.names[seat] : null)).filter(Boolean);
+    if (out.length) zones.push(["Out", el("strong", { text: out.join(", ") })]);
+    (view.known || []).forEach((cards, seat) => {
+      if (cards.length && seat !== view.seat) zones.push([`${S.names[seat]} holds`, valueEl(cards, view)]);
+    });
+    return zones.concat(generic.tableZones.call(this, view));
+  },
+  describeMove(move, view) {
+    if (move.type === "pick") return move.source === "floor" ? ["Pick up ", cardEl(move.card, view, { mini: true })] : ["Pick up the top of the deck"];
+    if (move.type === "declare") return [`Declare (your total is ${view.hand_total})`];
+    if (move.type === "discard") return ["Throw ", valueEl(move.cards, view)];
+    return generic.describeMove(move, view);
+  },
+  moveClass(move) { return move.type === "declare" ? "go-out" : ""; },
+});
+
+const lessThanThree = Object.assign(Object.create(generic), {
+  skipKeys: new Set(["table", "table_meld", "discarded", "sweeps", "sweep_used", "aside_size"]),
+  header(view) { return [view.phase === "lead" ? "You lead" : view.phase]; },
+  tableZones(view) {
+    const m = view.table_meld;
+    const zones = [["To beat", (view.table || []).length
+      ? el("span", { class: "pile" }, (view.table || []).map((c) => cardEl(c, view)), el("span", { text: m ? (m.size === 1 ? m.kind : `${m.kind} of ${m.size}`) : "" }))
+      : el("span", { class: "muted", text: "nothing: lead any meld" })]];
+    zones.push(["Sweeps", el("span", { text: (view.sweeps || []).map((n, seat) => `${S.names[seat]} ${n}`).join(" · ") + (view.sweep_used ? " · used this round" : "") })]);
+    if ((view.discarded || []).length) zones.push(["Played", valueEl(view.discarded, view)]);
+    return zones.concat(generic.tableZones.call(this, view));
+  },
+  describeMove(move, view) {
+    if (move.type === "play") return ["Play ", valueEl(move.cards, view), move.knock ? el("strong", { text: " and knock" }) : ""];
+    return generic.describeMove(move, view);
+  },
+  moveClass(move) { return move.knock ? "go-out" : ""; },
+});
+
+const contractRummy = Object.assign(Object.create(generic), {
+  skipKeys: new Set(["contract", "turn", "stock_size", "discard", "discarder", "known", "buys", "down", "melds",
+    "taken", "went_down_now", "went_out"]),
+  roundLabel: "Hand",
+  header(view) { return [(view.contract && view.contract.text) || "", "2s and jokers wild"]; },
+  tableZones(view) {
+    const discard = view.discard || [];
+    const zones = [
+      ["Stock", cardBack(view.stock_size || 0)],
+      ["Discard", el("span", { class: "pile" }, discard.length ? cardEl(discard[discard.length - 1], view) : el("span", { class: "muted", text: "empty" }))],
+    ];
+    if (view.phase === "buy") zones.push(["Buying", el("strong", { text: `${S.names[view.turn]} drew from the stock: the top discard is for sale` })]);
+    S.names.forEach((name, seat) => {
+      const own = (view.melds || []).filter((m) => m.owner === seat);
+      if (own.length) zones.push([`${name} is down`, el("span", { class: "melds" }, own.map((m) => meldEl(m, view)))]);
+    });
+    if ((view.buys || []).some((b) => b)) zones.push(["Buys", el("span", { text: view.buys.map((b, seat) => `${S.names[seat]} ${b}`).join(" · ") })]);
+    return zones.concat(generic.tableZones.call(this, view));
+  },
+  describeMove(move, view) {
+    switch (move.type) {
+      case "take_discard": return ["Take ", topDiscard(view)];
+      case "draw": return ["Draw from the stock"];
+      case "buy": return ["Buy ", topDiscard(view), " (+1 penalty card)"];
+      case "pass": return view.phase === "buy" ? ["Don't buy ", topDiscard(view)] : ["Pass"];
+      case "go_down": return ["Go down: ", ...(move.melds || []).map((m) => meldEl(m, view))];
+      case "lay_off": {
+        const target = (view.melds || [])[move.meld];
+        const how = move.end ? ` (${move.end} end)` : move.wild_to ? ` (wild to the ${move.wild_to} end)` : "";
+        return ["Lay off ", cardEl(move.card, view, { mini: true }), " on ", target ? meldEl(target, view) : `meld ${move.meld}`, how];
+      }
+      case "discard": return ["Discard ", cardEl(move.card, view, { mini: true })];
+      default: return generic.describeMove(move, view);
+    }
+  },
+  moveClass(move) { return move.type === "go_down" ? "go-out" : ""; },
+});
+
+const RENDERERS = {
+  "three-thirteen": rummyRounds, threezies: rummyRounds, "least-score": leastScore,
+  "less-than-three": lessThanThree, "contract-rummy": contractRummy,
+};
 const renderer = () => RENDERERS[S.game && S.game.id] || generic;
 
 // -- setup ----------------------------------------------------------------------------------------
@@ -414,7 +517,7 @@ function absorbEvents(events) {
       if (ev.version <= S.loggedVersion) continue;
       newest = Math.max(newest, ev.version);
     }
-    if (ev.type === "round_end") S.lastRoundEnd = ev;
+    if (/_end$/.test(ev.type) && ev.type !== "game_end") S.lastRoundEnd = ev;
     const text = describeEvent(ev);
     if (text) $("log").append(el("li", {}, ...[].concat(text)));
   }
@@ -486,7 +589,8 @@ function render() {
   const view = S.view;
   const r = renderer();
   const mine = view.to_move === S.seat;
-  const status = [el("span", { text: S.game.name }), el("span", { text: `Round ${view.round}` })];
+  const of = ROUNDS[S.game.id] ? ` of ${ROUNDS[S.game.id]}` : "";
+  const status = [el("span", { text: S.game.name }), el("span", { text: `${r.roundLabel} ${view.round}${of}` })];
   r.header(view).forEach((t) => status.push(el("span", { text: t })));
   if (!isOver(view)) {
     status.push(el("span", { class: "turn" + (mine ? " mine" : ""),
@@ -553,11 +657,21 @@ function describeEvent(ev) {
     case "draw":
       if (ev.card && ev.source === "discard") return [`${who} took `, cardEl(ev.card, v, { mini: true }), " from the discard pile"];
       return `${who} drew from the ${ev.source || "stock"}`;
-    case "discard": return [`${who} discarded `, cardEl(ev.card, v, { mini: true })];
+    case "take_discard": return [`${who} took `, cardEl(ev.card, v, { mini: true }), " from the discard pile"];
+    case "pick": return ev.card ? [`${who} picked up `, cardEl(ev.card, v, { mini: true })] : `${who} picked up from the ${ev.source || "deck"}`;
+    case "play": return [`${who} played `, valueEl(ev.cards, v), ev.knock ? el("strong", { text: " and knocked" }) : ""];
+    case "pass": return `${who} passed`;
+    case "sweep": return el("strong", { text: `${who} swept the table` });
+    case "declare": return el("strong", { text: `${who} declared` });
+    case "buy": return [`${who} bought `, cardEl(ev.card, v, { mini: true })];
+    case "go_down": return [el("strong", { text: `${who} went down` }), ": ", ...(ev.melds || []).map((m) => meldEl(m, v))];
+    case "lay_off": return [`${who} laid off `, cardEl(ev.card, v, { mini: true })];
+    case "discard": return [`${who} discarded `, ev.cards ? valueEl(ev.cards, v) : cardEl(ev.card, v, { mini: true })];
     case "go_out": return [el("strong", { text: `${who} went out` }), ev.card ? [", discarding ", cardEl(ev.card, v, { mini: true })] : ""];
     case "reshuffle": return `The discard pile was shuffled into a new stock (${ev.cards} cards)`;
-    case "round_start": return el("strong", { text: `Round ${ev.round} begins` + (Number.isInteger(ev.dealer) ? ` (dealer: ${S.names[ev.dealer]})` : "") });
-    case "round_end": return el("strong", { text: `Round ${ev.round} is over` });
+    case "round_start": case "deal_start":
+      return el("strong", { text: `${ev.type === "deal_start" ? "Deal" : "Round"} ${ev.round} begins` + (Number.isInteger(ev.dealer) ? ` (dealer: ${S.names[ev.dealer]})` : "") });
+    case "round_end": case "deal_end": return el("strong", { text: `${ev.type === "deal_end" ? "Deal" : "Round"} ${ev.round} is over` });
     case "game_end": return el("strong", { text: "The match is over" });
     default: {
       const fields = Object.entries(ev).filter(([k]) => k !== "type" && k !== "seat");
@@ -566,27 +680,49 @@ function describeEvent(ev) {
   }
 }
 
+const SEAT_LIST_KEYS = new Set(["knocked_out", "winners"]);
+const SUMMARY_SKIP = new Set(["type", "round", "reason", "went_out", "seat", "scores", "totals", "melds", "deadwood",
+  "hands", "version"]);
+
+/** The itemized scores of the round (or deal) that just ended: its end event, else the view's score rows. */
 function showRoundSummary(view, rounds) {
-  const round = rounds; // rounds are numbered from 1, round_scores has one row per finished round
+  const round = rounds; // round_scores has one row per finished round, numbered from 1
   const ev = S.lastRoundEnd && S.lastRoundEnd.round === round ? S.lastRoundEnd : null;
-  const scores = view.round_scores[rounds - 1];
-  const evView = ev && Number.isInteger(view.wild_rank) && S.game && RENDERERS[S.game.id] === rummyRounds
+  const n = S.names.length;
+  const scores = (ev && ev.scores) || view.round_scores[rounds - 1];
+  const totals = (ev && ev.totals) || view.totals;
+  // the view has moved on to the next round: show the cards with the finished round's wild rank
+  const evView = Number.isInteger(view.wild_rank) && RENDERERS[S.game.id] === rummyRounds
     ? Object.assign({}, view, { wild_rank: round + 2 }) : view;
+  const perSeat = ev ? Object.keys(ev).filter((k) => !SUMMARY_SKIP.has(k) && !SEAT_LIST_KEYS.has(k)
+    && Array.isArray(ev[k]) && ev[k].length === n) : [];
+  const notes = ev ? Object.keys(ev).filter((k) => !SUMMARY_SKIP.has(k) && !perSeat.includes(k)
+    && ev[k] !== null && ev[k] !== false && !(Array.isArray(ev[k]) && !ev[k].length)) : [];
   const head = ["Player"];
   if (ev && ev.melds) head.push("Melds");
   if (ev && (ev.deadwood || ev.hands)) head.push(ev.deadwood ? "Left over" : "Hand");
-  head.push("Round", "Total");
+  perSeat.forEach((k) => head.push(capital(words(k))));
+  const numeric = head.length;
+  head.push("Score", "Total");
   const rows = S.names.map((name, seat) => {
     const cells = [el("td", { text: name })];
     if (ev && ev.melds) cells.push(el("td", {}, valueEl(ev.melds[seat] || [], evView)));
     if (ev && (ev.deadwood || ev.hands)) cells.push(el("td", {}, valueEl((ev.deadwood || ev.hands)[seat] || [], evView)));
-    cells.push(el("td", { class: "num", text: String(scores[seat]) }), el("td", { class: "num", text: String(view.totals[seat]) }));
+    perSeat.forEach((k) => cells.push(el("td", {}, valueEl(ev[k][seat], evView))));
+    cells.push(el("td", { class: "num", text: String(scores[seat]) }), el("td", { class: "num", text: String(totals[seat]) }));
     return el("tr", {}, cells);
   });
-  const reason = ev && Number.isInteger(ev.went_out) ? ` — ${S.names[ev.went_out]} went out` : ev && ev.reason ? ` — ${words(ev.reason)}` : "";
+  const seatText = (v) => (Number.isInteger(v) && v >= 0 && v < n ? S.names[v]
+    : Array.isArray(v) && v.every((x) => Number.isInteger(x)) ? v.map((x) => S.names[x]).join(", ") : null);
+  let reason = "";
+  if (ev && Number.isInteger(ev.went_out)) reason = ` — ${S.names[ev.went_out]} went out`;
+  else if (ev && ev.reason) reason = ` — ${words(ev.reason)}` + (Number.isInteger(ev.seat) ? ` (${S.names[ev.seat]})` : "");
+  const label = ev && ev.type === "deal_end" ? "Deal" : renderer().roundLabel;
   const box = $("summary");
-  box.replaceChildren(el("h3", { text: `Round ${round} is over${reason}` }),
-    el("table", { class: "summary-table" }, el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= head.length - 2 ? "num" : "", text: h })))),
+  box.replaceChildren(el("h3", { text: `${label} ${round} is over${reason}` }),
+    ...notes.map((k) => el("p", { class: "small" }, `${capital(words(k))}: `, seatText(ev[k]) || valueEl(ev[k], evView))),
+    el("table", { class: "summary-table" },
+      el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= numeric ? "num" : "", text: h })))),
       el("tbody", {}, rows)));
   box.classList.remove("hidden");
 }
