@@ -19,7 +19,7 @@ from flask import Flask, Response, g, request
 from service.config import Config
 from service.errors import register_error_handlers
 from service.extensions import Metrics, configure_logging, limiter
-from service.play import Autoplayer
+from service.play import Autoplayer, MatchCache
 from service.store import EmbeddedRedis, RedisMatchStore, connect
 
 log = logging.getLogger("cardtable.service.request")
@@ -34,6 +34,7 @@ class Services:
     autoplayer: Autoplayer
     metrics: Metrics
     redis_url: str
+    cache: MatchCache
     embedded: EmbeddedRedis | None = None
 
 
@@ -53,7 +54,8 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     client = connect(url, socket_timeout=cfg.redis_socket_timeout, max_connections=cfg.redis_max_connections)
     store = RedisMatchStore(client, match_ttl=cfg.match_ttl_seconds, idempotency_ttl=cfg.idempotency_ttl_seconds)
     metrics = Metrics()
-    services = Services(cfg, store, Autoplayer(cfg, metrics), metrics, url, embedded)
+    services = Services(cfg, store, Autoplayer(cfg, metrics), metrics, url, MatchCache(cfg.match_cache_size),
+                        embedded)
     app.extensions["cardtable"] = services
 
     _init_limiter(app, cfg, url, client)

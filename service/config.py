@@ -40,6 +40,8 @@ class Config:
     #: Redis socket timeouts (seconds): a dead server fails fast instead of hanging workers.
     redis_socket_timeout: float = 2.0
     redis_max_connections: int = 64
+    #: Matches each process remembers after writing them (saves a read when the next move comes here).
+    match_cache_size: int = 4096
     log_level: str = "INFO"
     #: Request logs (one JSON line per request) on/off; errors are always logged.
     request_log: bool = True

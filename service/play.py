@@ -18,12 +18,14 @@ the match is over.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import json
 import secrets
+import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -93,6 +95,41 @@ class LoadedMatch:
     @property
     def version(self) -> int:
         return self.stored.version
+
+
+class MatchCache:
+    """The matches this process wrote last, by id (a bounded LRU).
+
+    The state of a match at version ``v`` is unique (only the one save that moved it from ``v-1`` wrote
+    it), so a cached entry at the version a client expects is exactly what Redis holds at that version:
+    a move can skip reading it, and the save's version check still rejects it if Redis moved on.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, LoadedMatch] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, match_id: str, version: int) -> LoadedMatch | None:
+        with self._lock:
+            entry = self._entries.get(match_id)
+            if entry is None or entry.version != version:
+                return None
+            self._entries.move_to_end(match_id)
+            return entry
+
+    def put(self, match: LoadedMatch) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._entries[match.stored.match_id] = match
+            self._entries.move_to_end(match.stored.match_id)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def drop(self, match_id: str) -> None:
+        with self._lock:
+            self._entries.pop(match_id, None)
 
 
 def load(store: MatchStore, match_id: str, *, with_tail: bool = False) -> LoadedMatch:
@@ -347,7 +384,7 @@ def replay_created(store: MatchStore, body: Mapping[str, Any], idempotency_key: 
 
 def submit_move(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, seat: int,
                 move: Mapping[str, Any], expected_version: int, idempotency_key: str | None,
-                body: Mapping[str, Any]) -> dict[str, Any]:
+                body: Mapping[str, Any], cache: MatchCache | None = None) -> dict[str, Any]:
     mid = match.stored.match_id
     idem = None
     if idempotency_key:
@@ -377,7 +414,9 @@ def submit_move(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, s
     }
     if idempotency_key:
         idem = (key_digest(idempotency_key), IdempotentAnswer(fingerprint(seat, body), 200, answer))
-    _save(store, match, new_version, played.state, entries, idem)
+    saved = _save(store, match, new_version, played.state, entries, idem)
+    if cache is not None:
+        cache.put(saved)
     return answer
 
 
@@ -398,15 +437,18 @@ def advance(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, seat:
 
 
 def _save(store: MatchStore, match: LoadedMatch, new_version: int, state: State,
-          entries: list[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None) -> None:
+          entries: list[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None) -> LoadedMatch:
+    """Save the match moved from ``match.version`` to ``new_version``; the saved match (for the cache)."""
+    blob = _dumps(match.game.to_json(state))
     try:
-        store.save(match.stored.match_id, match.version, new_version, _dumps(match.game.to_json(state)),
-                   match.stored.tail, entries, idem)
+        tail = store.save(match.stored.match_id, match.version, new_version, blob, match.stored.tail, entries, idem)
     except StaleVersion as exc:
         raise ApiError("stale_version", f"the match moved on to version {exc.current} meanwhile: reload and "
                        "decide again", extra={"version": exc.current}) from None
     except MatchNotFound:
         raise ApiError("match_not_found", f"no match {match.stored.match_id!r} (it expired)") from None
+    stored = dataclasses.replace(match.stored, version=new_version, state=blob, tail=tail)
+    return LoadedMatch(stored, match.game, state)
 
 
 def legal_moves_for(match: LoadedMatch, seat: int) -> dict[str, Any]:

@@ -88,7 +88,7 @@ class MatchStore(Protocol):
 
     def save(self, match_id: str, expected_version: int, new_version: int, state: str,
              tail: list[dict[str, Any]], entries: Sequence[dict[str, Any]],
-             idem: tuple[str, IdempotentAnswer] | None = None) -> None: ...
+             idem: tuple[str, IdempotentAnswer] | None = None) -> list[dict[str, Any]]: ...
 
     def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]: ...
 
@@ -208,9 +208,9 @@ class RedisMatchStore:
 
     def save(self, match_id: str, expected_version: int, new_version: int, state: str,
              tail: list[dict[str, Any]], entries: Sequence[dict[str, Any]],
-             idem: tuple[str, IdempotentAnswer] | None = None) -> None:
+             idem: tuple[str, IdempotentAnswer] | None = None) -> list[dict[str, Any]]:
         """Write the new state and append ``entries`` to the log if the stored version is
-        ``expected_version``; else raise :class:`StaleVersion` (nothing written)."""
+        ``expected_version``; else raise :class:`StaleVersion` (nothing written). Returns the new tail."""
         new_tail, chunks = self._split(tail + list(entries))
         keys = [match_key(match_id), log_key(match_id),
                 idem_key(match_id, idem[0]) if idem else match_key(match_id)]
@@ -221,6 +221,7 @@ class RedisMatchStore:
             raise MatchNotFound(match_id)
         if result != -2:
             raise StaleVersion(result)
+        return new_tail
 
     def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]:
         """The version and the log entries after version ``since`` (oldest first)."""

