@@ -14,6 +14,7 @@ Goal: <= 32 KB for 8-player contract rummy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import shutil
@@ -33,10 +34,8 @@ MAX_PLIES = 20_000
 
 def _policy() -> Any:
     greedy_move: Any = None
-    try:
+    with contextlib.suppress(ImportError):
         from greedy import greedy_move
-    except ImportError:
-        pass
 
     def choose(game: Any, view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         if greedy_move is not None:
