@@ -237,6 +237,7 @@ class Renderer:
         return lines
 
     skip_keys: ClassVar[frozenset[str]] = frozenset()
+    round_word: ClassVar[str] = "Round"  # what the game calls a round ("Hand" in Contract rummy)
 
     def hand_lines(self, view: Mapping[str, Any]) -> list[str]:
         groups = self.hand_groups(view.get("hand", []), view)
@@ -318,7 +319,9 @@ class Renderer:
     def round_summary(self, event: Mapping[str, Any], names: Sequence[str], view: Mapping[str, Any]) -> list[str]:
         """The itemized scores of a finished round (or deal), from its end event and the view's totals."""
         n = len(names)
-        title = f"{_words(str(event['type'])[:-4]).capitalize()} {event.get('round', '?')} is over"
+        kind = str(event["type"])[:-4]
+        word = self.round_word if kind == "round" else _words(kind).capitalize()
+        title = f"{word} {event.get('round', '?')} is over"
         lines = [self.style.title(title) + self._reason(event, names)]
         shown = {"type", "round", "reason", "went_out", "seat", "scores", "totals", "melds", "deadwood", "hands",
                  "version"}
@@ -562,6 +565,7 @@ class ContractRummyRenderer(Renderer):
 
     skip_keys = frozenset({"contract", "turn", "stock_size", "discard", "discarder", "known", "buys", "down",
                            "melds", "taken", "went_down_now", "went_out"})
+    round_word = "Hand"
 
     def is_wild(self, card: str, view: Mapping[str, Any]) -> bool:
         return card == "JK" or rank_of(parse_card(card)) == 2  # R1: 2s and jokers

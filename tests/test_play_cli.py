@@ -198,7 +198,7 @@ def test_the_hand_is_sorted_and_grouped_by_suit_with_wilds_last() -> None:
         ("threezies", 3, {"max_turns_per_round": 10}, r"Round \d+ is over"),
         ("least-score", 3, {"max_turns_per_round": 10, "threshold": 25}, r"Deal \d+ is over"),
         ("less-than-three", 2, {"max_turns_per_round": 10}, r"Round \d+ is over"),
-        ("contract-rummy", 3, {"max_turns_per_round": 10}, r"Round \d+ is over"),
+        ("contract-rummy", 3, {"max_turns_per_round": 10}, r"Hand \d+ is over"),
     ],
 )
 def test_every_game_plays_to_its_summary(game: str, players: int, options: dict[str, int], summaries: str) -> None:

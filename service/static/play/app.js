@@ -46,17 +46,30 @@ function problemText(status, p) {
   return text;
 }
 
-async function api(method, path, body) {
+/** One API call; a POST with an ``idempotencyKey`` is retried once if the network drops, and the server
+ * answers the retry with its first answer instead of playing the move twice. */
+async function api(method, path, body, { idempotencyKey = null } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (S.token) headers.Authorization = "Bearer " + S.token;
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
+  const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (err) {
+    if (!idempotencyKey) throw err;
+    await new Promise((r) => setTimeout(r, 500));
+    res = await fetch(path, init);
+  }
   let data = null;
   try { data = await res.json(); } catch (e) { data = null; }
   if (!res.ok) throw new ApiError(res.status, data);
   return data;
 }
 
+const newKey = () => (window.crypto && crypto.randomUUID ? crypto.randomUUID()
+  : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${Math.random().toString(36).slice(2)}`);
 const matchPath = (suffix = "") => `/v1/matches/${encodeURIComponent(S.matchId)}${suffix}`;
 
 // -- cards ----------------------------------------------------------------------------------------
@@ -533,7 +546,8 @@ async function playMove(move) {
   $("hint").classList.add("hidden");
   setMovesEnabled(false);
   try {
-    const res = await api("POST", matchPath("/moves"), { move, expected_version: S.version });
+    const res = await api("POST", matchPath("/moves"), { move, expected_version: S.version },
+      { idempotencyKey: newKey() });
     if (res.version !== undefined) S.version = res.version;
     absorbEvents(res.events || []);
     await sync(res.view);
