@@ -43,6 +43,10 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     configure_logging(cfg.log_level)
     app = Flask("cardtable")
     app.config["CARDTABLE"] = cfg
+    if cfg.trust_proxy_hops:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=cfg.trust_proxy_hops)  # type: ignore[method-assign]
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.compact = True  # type: ignore[attr-defined]
 

@@ -396,3 +396,44 @@ def test_health_ready_metrics_spec_and_docs(client: Any) -> None:
     docs = client.get("/docs").get_data(as_text=True)
     assert "/openapi.json" in docs and "http://" not in docs and "https://" not in docs.replace(
         "https://cardtable.dev", "")
+
+
+# -- the store -----------------------------------------------------------------------------------
+
+
+def test_matches_expire_after_the_idle_time(redis_server: Any) -> None:
+    import time
+
+    from tests.service_conftest import make_app
+
+    short = make_app(redis_server.url, match_ttl_seconds=1).test_client()
+    m = create(short, TT, 2)
+    store = short.application.extensions["cardtable"].store
+    assert 0 < store.client.ttl(f"ct:{{{m['match_id']}}}:m") <= 1
+    time.sleep(1.6)
+    problem(short.get(f"/v1/matches/{m['match_id']}"), 404, "match_not_found")
+
+
+def test_tokens_are_stored_only_as_hashes(client: Any, app: Any) -> None:
+    m = create(client, TT, 2)
+    raw = app.extensions["cardtable"].store.client.hgetall(f"ct:{{{m['match_id']}}}:m")
+    stored = b" ".join(k + b" " + v for k, v in raw.items())
+    for seat in m["seats"]:
+        assert seat["token"].encode() not in stored
+
+
+def test_redis_urls_for_sentinel_and_single_servers() -> None:
+    from redis.sentinel import SentinelConnectionPool
+
+    from service.store import connect
+
+    primary = connect("redis+sentinel://:secret@s1:26379,s2:26380/mymaster/2")
+    pool = primary.connection_pool
+    assert isinstance(pool, SentinelConnectionPool) and pool.service_name == "mymaster"
+    assert [(c.connection_pool.connection_kwargs["host"], c.connection_pool.connection_kwargs["port"])
+            for c in pool.sentinel_manager.sentinels] == [("s1", 26379), ("s2", 26380)]
+    assert pool.connection_kwargs["db"] == 2 and pool.connection_kwargs["password"] == "secret"
+    single = connect("rediss://user:pw@cache.example:6380/1", max_connections=7)
+    kwargs = single.connection_pool.connection_kwargs
+    assert (kwargs["host"], kwargs["port"], kwargs["db"]) == ("cache.example", 6380, 1)
+    assert single.connection_pool.max_connections == 7
