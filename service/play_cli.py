@@ -180,13 +180,18 @@ class TerminalMatch:
         if decision.explanation:
             self.say(f"  {decision.explanation}")
         extras = []
+        alternatives = list(decision.alternatives)
+        if alternatives:
+            extras.append(f"expected round margin {alternatives[0]['value']:+.1f}")
+        if len(alternatives) > 1:
+            extras.append(f"{decision.value:+.1f} over the next best")
         if decision.win_chance is not None:
             extras.append(f"win chance {decision.win_chance:.0%}")
         if decision.samples:
             extras.append(f"{decision.samples} sampled deals")
         extras.append(f"{decision.elapsed_ms:.0f} ms")
         self.say(self.style.dim("  " + " · ".join(extras)))
-        for alt in list(decision.alternatives)[1:4]:
+        for alt in alternatives[1:4]:
             alt_number = index.get(move_key(alt["move"]))
             self.say(self.style.dim(f"  also {alt_number}) {self.render.describe_move(alt['move'], view)}"
                                     f" (expected margin {alt['value']:+.1f})"))

@@ -573,7 +573,10 @@ async function showHint() {
     const parts = [el("strong", {}, "AI suggests: ", ...r.describeMove(h.move, S.view))];
     if (h.explanation) parts.push(el("div", { class: "explanation", text: h.explanation }));
     const facts = [];
-    if (typeof h.value === "number") facts.push(`value ${h.value >= 0 ? "+" : ""}${h.value.toFixed(1)}`);
+    const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(1)}`;
+    const best = (h.alternatives || [])[0];
+    if (best && typeof best.value === "number") facts.push(`expected round margin ${signed(best.value)}`);
+    if (typeof h.value === "number" && (h.alternatives || []).length > 1) facts.push(`${signed(h.value)} over the next best`);
     if (typeof h.win_chance === "number") facts.push(`win chance ${Math.round(h.win_chance * 100)}%`);
     if (h.samples) facts.push(`${h.samples} sampled deals`);
     if (facts.length) parts.push(el("div", { class: "muted small", text: facts.join(" · ") }));
@@ -581,7 +584,7 @@ async function showHint() {
     if (alts.length) {
       parts.push(el("div", { class: "muted small" }, "Also: ",
         ...alts.flatMap((a, i) => [i ? " · " : "", ...r.describeMove(a.move, S.view),
-          typeof a.value === "number" ? ` (${a.value >= 0 ? "+" : ""}${a.value.toFixed(1)})` : ""])));
+          typeof a.value === "number" ? ` (${signed(a.value)})` : ""])));
     }
     box.replaceChildren(...parts);
   } catch (err) {
