@@ -28,3 +28,4 @@ test: lint
 bench-smoke: install
 	$(BIN)/python bench/solver.py --smoke --json
 	$(BIN)/python bench/playouts.py --smoke --json
+	$(BIN)/python bench/api_load.py --smoke --json
