@@ -332,6 +332,19 @@ def lay_off_options(meld: TableMeld, card: Card, limit: str) -> list[tuple[str, 
 def lay_off_moves(meld: TableMeld, counts: Sequence[int], limit: str) -> list[tuple[Card, str, str]]:
     """The lay-offs of a hand (card ``counts``) on ``meld``: ``(card, how, end)`` as in
     :func:`lay_off_options`, the same options found without trying every card (for listing moves)."""
+    return [w for w in meld_wants(meld, limit) if counts[w[0]]]
+
+
+@lru_cache(maxsize=1 << 14)
+def meld_wants(meld: TableMeld, limit: str) -> tuple[tuple[Card, str, str], ...]:
+    """Every card that could be laid off on ``meld``, with how and where: ``(card, how, end)``."""
+    return tuple(_meld_wants(meld, _ALL_CARDS, limit))
+
+
+_ALL_CARDS = (1,) * 53
+
+
+def _meld_wants(meld: TableMeld, counts: Sequence[int], limit: str) -> list[tuple[Card, str, str]]:
     suit, low, cards = meld
     out: list[tuple[Card, str, str]] = []
     if suit < 0:
@@ -517,41 +530,29 @@ class _MinimalSearch:
         self.cap, self.found, self.flags = cap, found, flags
         self.window = (1 << run_size) - 1
         self.order: list[str] = []
+        self.reserve: list[int] = []
         self.chosen: list[tuple[int, int, list[Card], int, bool]] = []
 
     def run(self, order: list[str]) -> None:
         self.order = order
+        # the fewest wilds the melds after each depth need at least (to stop early)
+        cheapest = {"run": self.run_cands[0][0] if self.run_cands else 0,
+                    "set": self.set_cands[0][0] if self.set_cands else 0}
+        self.reserve = [sum(cheapest[k] for k in order[d + 1:]) for d in range(len(order))]
         self._step(0, 0, 0, 0)
-
-    def _take(self, c: Card) -> None:
-        counts = self.counts
-        counts[c] -= 1
-        self.by_rank[c % 13 + 1] += -1
-        if not counts[c]:
-            r = c % 13
-            self.masks[c // 13] &= ~((1 << 1 | 1 << 14) if r == 0 else 1 << (r + 1))
-
-    def _give(self, c: Card) -> None:
-        counts = self.counts
-        counts[c] += 1
-        self.by_rank[c % 13 + 1] += 1
-        r = c % 13
-        self.masks[c // 13] |= (1 << 1 | 1 << 14) if r == 0 else 1 << (r + 1)
 
     def _step(self, depth: int, start: int, wilds_used: int, joker_slots: int) -> None:
         order = self.order
-        if depth == len(order):
-            _finish_minimal(self.counts, self.chosen, self.found)
-            return
+        last = depth + 1 == len(order)
         flags = self.flags
         flags[0] -= 1
         kind = order[depth]
         first = start if depth > 0 and order[depth - 1] == kind else 0
-        counts = self.counts
-        pool = counts[JOKER] + self.by_rank[2]
+        counts, masks, by_rank, chosen = self.counts, self.masks, self.by_rank, self.chosen
+        pool = counts[JOKER] + by_rank[2] - self.reserve[depth]
         found, cap = self.found, self.cap
         if kind == "run":
-            run_size, run_min, masks, window = self.run_size, self.run_min, self.masks, self.window
+            run_size, run_min, window = self.run_size, self.run_min, self.window
             cands = self.run_cands
             for idx in range(first, len(cands)):
                 need, suit, low = cands[idx]
@@ -564,20 +565,28 @@ class _MinimalSearch:
                 slots = [row[p] if counts[row[p]] else -1 for p in range(low, low + run_size)]
                 for c in slots:
                     if c >= 0:
-                        self._take(c)
+                        counts[c] -= 1
+                        by_rank[_RANK_OF[c]] -= 1
+                        if not counts[c]:
+                            masks[suit] &= ~_BIT_OF[c]
                 w = run_size - nat
                 # natural 2s taken by the run leave the wild pool
-                if wilds_used + w <= counts[JOKER] + self.by_rank[2]:
-                    self.chosen.append((suit, low, slots, w, False))
-                    self._step(depth + 1, idx, wilds_used + w, joker_slots)
-                    self.chosen.pop()
+                if wilds_used + w <= counts[JOKER] + by_rank[2] - self.reserve[depth]:
+                    chosen.append((suit, low, slots, w, False))
+                    if last:
+                        _finish_minimal(counts, chosen, found)
+                    else:
+                        self._step(depth + 1, idx, wilds_used + w, joker_slots)
+                    chosen.pop()
                 for c in slots:
                     if c >= 0:
-                        self._give(c)
+                        counts[c] += 1
+                        by_rank[_RANK_OF[c]] += 1
+                        masks[suit] |= _BIT_OF[c]
                 if len(found) >= cap or flags[0] <= 0:
                     return
         else:
-            set_size, set_min, by_rank = self.set_size, self.set_min, self.by_rank
+            set_size, set_min = self.set_size, self.set_min
             cands2 = self.set_cands
             for idx in range(first, len(cands2)):
                 need, rank = cands2[idx]
@@ -598,17 +607,28 @@ class _MinimalSearch:
                 taken: list[Card] = []
                 for c in sorted(_RANK_CARDS[rank], key=counts.__getitem__, reverse=True):
                     while counts[c] and len(taken) < k:
-                        self._take(c)
+                        counts[c] -= 1
+                        if not counts[c]:
+                            masks[c // 13] &= ~_BIT_OF[c]
                         taken.append(c)
-                self.chosen.append((-1, rank, sorted(taken), w, rank == 2))
-                self._step(depth + 1, idx, wilds_used + w, joker_slots + (w if rank == 2 else 0))
-                self.chosen.pop()
+                by_rank[rank] -= k
+                taken.sort()
+                chosen.append((-1, rank, taken, w, rank == 2))
+                if last:
+                    _finish_minimal(counts, chosen, found)
+                else:
+                    self._step(depth + 1, idx, wilds_used + w, joker_slots + (w if rank == 2 else 0))
+                chosen.pop()
+                by_rank[rank] += k
                 for c in taken:
-                    self._give(c)
+                    counts[c] += 1
+                    masks[c // 13] |= _BIT_OF[c]
                 if len(found) >= cap or flags[0] <= 0:
                     return
 
 
+_RANK_OF: tuple[int, ...] = tuple(c % 13 + 1 for c in range(52))
+_BIT_OF: tuple[int, ...] = tuple((1 << 1 | 1 << 14) if c % 13 == 0 else 1 << (c % 13 + 1) for c in range(52))
 _RANK_CARDS: tuple[tuple[Card, ...], ...] = ((), *tuple((r - 1, r + 12, r + 25, r + 38) for r in range(1, 14)))
 
 
@@ -646,6 +666,14 @@ def exact_go_downs(hand: Sequence[Card], limit: str, cap: int, keep_out: Card | 
     and take one of each duplicate, and 2s are wild except in a set of 2s or in their own place in a run
     that already spans it. A client may still send any other legal arrangement.
     """
+    # quick reject: a suit whose natural cards are of 3+ ranks cannot be emptied by the set (one rank) and
+    # the card left over (one card), so it needs a run: more than two such suits, no way
+    ranks_in_suit = [0, 0, 0, 0]
+    for c in hand:
+        if c != JOKER and c % 13 != 1:
+            ranks_in_suit[c // 13] |= 1 << (c % 13)
+    if sum(1 for m in ranks_in_suit if m.bit_count() >= 3) > 2:
+        return []
     counts = _counts(hand)
     found: dict[GoDown, None] = {}
     budget = [NODE_BUDGET]

@@ -414,16 +414,12 @@ class ContractRummy(Game):
         limit = s.options["wild_limit"]
         counts = [0] * 53
         for c in hand:
-            counts[c] += 1
+            counts[c] = 1
         moves: list[Move] = []
-        for i, (suit, low, cards) in enumerate(zip(s.meld_suit, s.meld_low, s.meld_cards, strict=True)):
-            for c, how, end in contracts.lay_off_moves((suit, low, tuple(cards)), counts, limit):
-                if how == "add":
-                    moves.append({"type": "lay_off", "card": CARD_NAMES[c], "meld": i})
-                elif how == "end":
-                    moves.append({"type": "lay_off", "card": CARD_NAMES[c], "meld": i, "end": end})
-                else:
-                    moves.append({"type": "lay_off", "card": CARD_NAMES[c], "meld": i, "wild_to": end})
+        for i in range(len(s.meld_cards)):
+            for c, move in _meld_wants(s, i, limit):
+                if counts[c]:
+                    moves.append(move)
         return moves
 
     def apply(
@@ -918,15 +914,51 @@ def _meld_json(meld: TableMeld, owner: int) -> dict[str, Any]:
             "stands_for": [CARD_NAMES[c] for c in contracts.stands_for(meld)]}
 
 
+# What each meld on the table would take, cached by the identity of the meld's card list: a meld's list is
+# replaced (copy on write), never changed, when a card is laid off on it, and states share the lists of
+# the melds that did not change. The entry keeps the list alive so that its id is not reused.
+_WANTS: dict[int, tuple[list[Card], str, tuple[tuple[Card, Move], ...]]] = {}
+
+
+def _meld_wants(s: ContractRummyState, i: int, limit: str) -> tuple[tuple[Card, Move], ...]:
+    cards = s.meld_cards[i]
+    entry = _WANTS.get(id(cards))
+    if entry is not None and entry[0] is cards and entry[1] == limit:
+        return entry[2]
+    wants = []
+    for c, how, end in contracts.meld_wants((s.meld_suit[i], s.meld_low[i], tuple(cards)), limit):
+        if how == "add":
+            move = {"type": "lay_off", "card": CARD_NAMES[c], "meld": i}
+        elif how == "end":
+            move = {"type": "lay_off", "card": CARD_NAMES[c], "meld": i, "end": end}
+        else:
+            move = {"type": "lay_off", "card": CARD_NAMES[c], "meld": i, "wild_to": end}
+        wants.append((c, move))
+    if len(_WANTS) >= 4096:
+        _WANTS.clear()
+    _WANTS[id(cards)] = (cards, limit, tuple(wants))
+    return tuple(wants)
+
+
 def _go_down_json(melds: contracts.GoDown) -> Move:
     out = []
-    for meld in melds:
-        if meld[0] < 0:
-            out.append({"kind": "set", "cards": [CARD_NAMES[c] for c in meld[2]]})
+    for suit, low, cards in melds:
+        if suit < 0:
+            out.append({"kind": "set", "cards": [CARD_NAMES[c] for c in cards]})
         else:
-            out.append({"kind": "run", "cards": [CARD_NAMES[c] for c in meld[2]],
-                        "stands_for": [CARD_NAMES[c] for c in contracts.stands_for(meld)]})
+            out.append({"kind": "run", "cards": [CARD_NAMES[c] for c in cards],
+                        "stands_for": _run_names(suit, low, len(cards))})
     return {"type": "go_down", "melds": out}
+
+
+@lru_cache(maxsize=1024)
+def _run_names_cached(suit: int, low: int, n: int) -> tuple[str, ...]:
+    return tuple(CARD_NAMES[contracts.position_card(suit, p)] for p in range(low, low + n))
+
+
+def _run_names(suit: int, low: int, n: int) -> list[str]:
+    """The names of the cards a run stands for (a fresh list: moves are plain JSON)."""
+    return list(_run_names_cached(suit, low, n))
 
 
 @lru_cache(maxsize=4096)
