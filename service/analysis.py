@@ -1,15 +1,18 @@
 """The stateless ``analyze`` endpoint's work: the best arrangement of a hand, for any game.
 
 A game may define ``analyze(hand, round_no=..., options=...) -> dict`` (its own
-analysis: Least Score's hand total and discard groups, Less Than Three's melds
-by type); rummy games that expose ``meld_rules(options, round)`` get the generic
+analysis); rummy games that expose ``meld_rules(options, round)`` get the generic
 rummy analysis here, from ``engine.melds``: melds (with what each wild stands
-for), deadwood, score, and the discards that go out.
+for), deadwood, score, and the discards that go out. Until the other games grow
+an ``analyze`` hook, :data:`ADAPTERS` builds theirs from their engine modules'
+public functions: Least Score's hand total and legal discard groups, Less Than
+Three's melds by type, Contract rummy's contract, points and ways to go down.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from engine.cards import CARD_NAMES, Card, parse_cards
@@ -30,6 +33,9 @@ def analyze(game: Game, hand_names: list[str], round_no: int | None, options: di
         return {"game": game.info.id, **result}
     if hasattr(game, "meld_rules"):
         return _rummy(game, hand, round_no, opts)
+    adapter = ADAPTERS.get(game.info.id)
+    if adapter is not None:
+        return {"game": game.info.id, **adapter(hand, round_no, opts)}
     raise ApiError("analysis_unsupported", f"{game.info.name} has no hand analysis yet")
 
 
@@ -83,3 +89,75 @@ def _meld_json(meld: Any) -> dict[str, Any]:
         "cards": [CARD_NAMES[c] for c in meld.cards],
         "stands_for": [CARD_NAMES[c] if isinstance(c, int) else c for c in getattr(meld, "stands_for", ())],
     }
+
+
+# -- analyses built from the engine's public functions, until the games define ``analyze`` -----------
+
+
+def _least_score(hand: list[Card], round_no: int | None, opts: dict[str, Any]) -> dict[str, Any]:
+    from engine.games.least_score import hand_total, legal_groups
+
+    groups = legal_groups(hand, bool(opts.get("sequence_same_suit")))
+    return {
+        "hand": [CARD_NAMES[c] for c in sorted(hand)],
+        "total": hand_total(hand),
+        "groups": [[CARD_NAMES[c] for c in g] for g in groups],
+    }
+
+
+def _less_than_three(hand: list[Card], round_no: int | None, opts: dict[str, Any]) -> dict[str, Any]:
+    from engine.climbing import KINDS, melds_in
+
+    if len(set(hand)) != len(hand):
+        raise ApiError("invalid_hand", "Less Than Three uses one deck: a card cannot appear twice",
+                       errors={"hand": ["duplicate cards"]})
+    melds = melds_in(hand)
+    return {
+        "hand": [CARD_NAMES[c] for c in sorted(hand)],
+        "melds": {kind: [{"cards": list(m.names), "rank": m.rank} for m in melds if m.kind == kind]
+                  for kind in KINDS},
+    }
+
+
+def _contract_rummy(hand: list[Card], round_no: int | None, opts: dict[str, Any]) -> dict[str, Any]:
+    from engine import contracts
+    from engine.games.contract_rummy import CONTRACTS, MAX_LISTED_GO_DOWNS, SET_SIZE, card_points, contract_text
+
+    hand_no = 1 if round_no is None else round_no
+    if hand_no not in CONTRACTS:
+        raise ApiError("invalid_request", f"Contract rummy has hands 1 to {len(CONTRACTS)}, not {hand_no}",
+                       errors={"round": [f"must be from 1 to {len(CONTRACTS)}"]})
+    if len(hand) > MAX_RUMMY_HAND:
+        raise ApiError("invalid_hand", f"a hand of {len(hand)} cards is longer than any Contract rummy hand",
+                       errors={"hand": [f"at most {MAX_RUMMY_HAND} cards"]})
+    sets, runs, run_size, _ = CONTRACTS[hand_no]
+    limit = opts.get("wild_limit", "at_least_one_natural")
+    if hand_no == 7:
+        found = contracts.exact_go_downs(hand, limit, MAX_LISTED_GO_DOWNS)
+    else:
+        found = contracts.minimal_go_downs(hand, sets, runs, SET_SIZE, run_size, limit, MAX_LISTED_GO_DOWNS)
+    ways = []
+    for way in found:
+        melds = []
+        for meld in way:
+            suit, _, cards = meld
+            entry: dict[str, Any] = {"kind": "set" if suit < 0 else "run", "cards": [CARD_NAMES[c] for c in cards]}
+            if suit >= 0:
+                entry["stands_for"] = [CARD_NAMES[c] for c in contracts.stands_for(meld)]
+            melds.append(entry)
+        ways.append(melds)
+    return {
+        "round": hand_no,
+        "contract": contract_text(hand_no),
+        "hand": [CARD_NAMES[c] for c in sorted(hand)],
+        "score": card_points(hand),
+        "can_go_down": bool(ways),
+        "go_downs": ways,
+    }
+
+
+ADAPTERS: dict[str, Callable[[list[Card], int | None, dict[str, Any]], dict[str, Any]]] = {
+    "least-score": _least_score,
+    "less-than-three": _less_than_three,
+    "contract-rummy": _contract_rummy,
+}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from engine.cards import parse_cards
 from engine.registry import all_games, get_game
 from tests.service_conftest import app, bearer, cards_in, client, create, redis_server  # noqa: F401
 
@@ -437,3 +438,46 @@ def test_redis_urls_for_sentinel_and_single_servers() -> None:
     kwargs = single.connection_pool.connection_kwargs
     assert (kwargs["host"], kwargs["port"], kwargs["db"]) == ("cache.example", 6380, 1)
     assert single.connection_pool.max_connections == 7
+
+
+# -- analyze for the other games (RULES.md examples) -----------------------------------------------
+
+
+def _analyze(client: Any, game: str, hand: str, **body: Any) -> dict[str, Any]:
+    r = client.post(f"/v1/games/{game}/analyze", json={"hand": hand.split(), **body})
+    assert r.status_code == 200, r.get_json()
+    return dict(r.get_json())
+
+
+def test_least_score_ls5_ls7_through_analyze(client: Any) -> None:
+    assert _analyze(client, "least-score", "KS QH 2D AC")["total"] == 23  # LS7
+    groups = {" ".join(g) for g in _analyze(client, "least-score", "7S 7H 7D 2C KS")["groups"]}
+    assert {"7H 7S", "7D 7S", "7D 7H"} <= groups and "7D 7H 7S" not in groups  # LS5: never three of a kind
+    as_sets = [set(g) for g in _analyze(client, "least-score", "QS KH AD 2C 3S")["groups"]]
+    assert {"QS", "KH", "AD"} in as_sets and {"AD", "2C", "3S"} in as_sets
+    assert {"KH", "AD", "2C"} not in as_sets  # K-A-2 wraps
+    flush = [set(g) for g in _analyze(client, "least-score", "2H 5H 9H JH KH")["groups"]]
+    assert {"2H", "5H", "9H", "JH", "KH"} in flush
+
+
+def test_contract_rummy_cr2_cr3_cr7_through_analyze(client: Any) -> None:
+    assert _analyze(client, "contract-rummy", "3S 9D TC KH AS 2C JK")["score"] == 90  # CR2
+    assert _analyze(client, "contract-rummy", "4D 4C 8S")["score"] == 15
+    cr3 = _analyze(client, "contract-rummy", "7S 7H 7D QC QD JK 4C 9H", round=1)
+    assert cr3["contract"] == "2 sets of 3" and cr3["can_go_down"]
+    assert [sorted(m["cards"]) for m in cr3["go_downs"][0]] == [["7D", "7H", "7S"], ["JK", "QC", "QD"]]
+    cr7 = _analyze(client, "contract-rummy", "3D 4D 5D 6D 7D 9C TC JC QC KS KH KD 8H", round=7)
+    assert cr7["can_go_down"]
+    laid = sorted(parse_cards("3D 4D 5D 6D 7D 9C TC JC QC KS KH KD"))
+    assert any(sorted(parse_cards([c for m in way for c in m["cards"]])) == laid for way in cr7["go_downs"])
+    problem(client.post("/v1/games/contract-rummy/analyze", json={"hand": ["7S"], "round": 8}), 422,
+            "invalid_request")
+
+
+def test_less_than_three_melds_by_type_through_analyze(client: Any) -> None:
+    out = _analyze(client, "less-than-three", "5S 5H 6D 6C 7D")
+    assert len(out["melds"]["single"]) == 5
+    assert {tuple(m["cards"]) for m in out["melds"]["set"]} == {("5H", "5S"), ("6C", "6D")}
+    assert [m["cards"] for m in out["melds"]["run"]] == [["6D", "7D"]]  # LT5's 6D 7D is a run
+    problem(client.post("/v1/games/less-than-three/analyze", json={"hand": ["5S", "5S"]}), 422, "invalid_hand")
+    problem(client.post("/v1/games/less-than-three/analyze", json={"hand": ["JS"]}), 422, "invalid_hand")
