@@ -12,7 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.cards import CARD_NAMES, cards_str, parse_cards
-from engine.errors import IllegalMoveError, InvalidMoveError, InvalidOptionError, InvalidSetupError
+from engine.errors import (
+    IllegalMoveError,
+    InvalidMoveError,
+    InvalidOptionError,
+    InvalidSetupError,
+    InvalidStateError,
+)
 from engine.games.least_score import (
     GAME,
     LeastScoreState,
@@ -584,3 +590,24 @@ def test_registered():
     assert GAME.info.min_players == 2 and GAME.info.max_players == 8
     assert {o.name for o in GAME.info.options} == {
         "threshold", "sequence_same_suit", "tie_is_false_declare", "max_turns_per_round"}
+
+
+def test_inconsistent_blobs_are_refused():
+    state = position(["3C 9S", "2C 8H", "AD"], floor=["QD"])
+    good = GAME.to_json(state)
+    for field, value, message in [
+        ("out", [0, 0, 0], "true or false"),
+        ("to_move", 1, None),  # fine: any seat still in may be to move
+        ("phase", "pick", "pending"),
+        ("hands", [["9S", "3C"], ["2C", "8H"], ["AD"]], "sorted by rank"),
+        ("known", [["KS"], [], []], "known cards"),
+    ]:
+        blob = {**good, field: value}
+        if message is None:
+            GAME.from_json(blob)
+        else:
+            with pytest.raises(InvalidStateError, match=message):
+                GAME.from_json(blob)
+    knocked = {**good, "out": [False, True, False]}
+    with pytest.raises(InvalidStateError, match="knocked out"):
+        GAME.from_json(knocked)

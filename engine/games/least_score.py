@@ -358,6 +358,8 @@ class LeastScore(Game):
         n = s.num_players
         if len(s.hands) != n or len(s.known) != n or len(s.played) != n or len(s.out) != n:
             return f"hands, known, played and out must have one entry per seat ({n})"
+        if not all(type(flag) is bool for flag in s.played + s.out):
+            return "played and out must hold true or false per seat"
         for seat in range(n):
             if s.out[seat] and (s.hands[seat] or s.known[seat]) and not s.is_over:
                 return f"seat {seat} is knocked out but holds cards"
