@@ -93,3 +93,42 @@ def test_the_generated_requests_reached_success_and_error_paths() -> None:
     assert {"/v1/games", "/v1/matches", "/v1/matches/{match_id}", "/v1/matches/{match_id}/legal-moves",
             "/v1/matches/{match_id}/log"} <= ok, sorted(SEEN)
     assert {401, 404, 422} <= errors, sorted(SEEN)
+
+
+HANDS = {"least-score": "7H 8D 9S KC KD", "less-than-three": "5S 5H 6H 7H", "contract-rummy": "7S 7H 7D QC QD JK 4C"}
+
+
+def test_the_success_paths_of_every_game_match_the_spec() -> None:
+    """Generated requests rarely build a valid move or hand: walk each game's success paths on purpose."""
+    from engine.registry import all_games
+
+    def call(path: str, method: str, params: dict[str, Any], token: str | None = None, **kw: Any) -> Any:
+        operation = schema[path][method]
+        case = operation.Case(path_parameters=params, media_type="application/json" if "body" in kw else None,
+                              headers={"Authorization": f"Bearer {token}"} if token else None, **kw)
+        response = case.call()
+        case.validate_response(response, checks=CHECKS)
+        assert response.status_code < 300, (path, response.text)
+        return response.json()
+
+    for game in all_games():
+        gid = game.info.id
+        call("/v1/games/{game}", "GET", {"game": gid})
+        call("/v1/games/{game}/analyze", "POST", {"game": gid}, body={"hand": HANDS.get(gid, "7H 8H 9H KS").split()})
+        created = call("/v1/matches", "POST", {}, body={"game": gid, "players": [{}] * game.info.min_players,
+                                                        "seed": 4})
+        mid = created["match_id"]
+        seat = created["view"]["to_move"]
+        token = created["seats"][seat]["token"]
+        call("/v1/matches/{match_id}", "GET", {"match_id": mid}, token, query={"since": 0})
+        moves = call("/v1/matches/{match_id}/legal-moves", "GET", {"match_id": mid}, token)["moves"]
+        call("/v1/matches/{match_id}/hint", "GET", {"match_id": mid}, token, query={"level": 1, "time_ms": 20})
+        state = game.to_json(game.new_match(game.info.min_players, seed=4))
+        view = game.observation(game.from_json(state), state["to_move"])
+        call("/v1/games/{game}/legal-moves", "POST", {"game": gid}, body={"state": state})
+        call("/v1/games/{game}/validate", "POST", {"game": gid}, body={"state": state, "move": moves[0]})
+        call("/v1/games/{game}/best-move", "POST", {"game": gid}, body={"view": view, "level": 1, "time_ms": 20})
+        call("/v1/matches/{match_id}/moves", "POST", {"match_id": mid}, token,
+             body={"move": moves[0], "expected_version": created["version"]})
+        call("/v1/matches/{match_id}/advance", "POST", {"match_id": mid}, body={})
+        call("/v1/matches/{match_id}/log", "GET", {"match_id": mid}, token)
