@@ -221,6 +221,7 @@ def plot(tournament: Tournament, path: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     summary = tournament.summary()
     players = tournament.players
@@ -239,12 +240,15 @@ def plot(tournament: Tournament, path: str) -> None:
     left.set_title(f"Final scores ({better} is better)")
     left.set_xlabel("score")
     left.set_ylabel("games")
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))
     left.legend(fontsize="small")
     rates = [s["win_rate"] for s in summary["players"]]
     errors = [[r - s["win_rate_ci95"][0] for r, s in zip(rates, summary["players"], strict=True)],
               [s["win_rate_ci95"][1] - r for r, s in zip(rates, summary["players"], strict=True)]]
-    bars = right.bar(labels, rates, yerr=errors, capsize=6, color=colors)
-    right.bar_label(bars, labels=[f"{r:.0%}" for r in rates], label_type="center")
+    right.bar(labels, rates, yerr=errors, capsize=6, color=colors)
+    for i, rate in enumerate(rates):
+        right.text(i, 0.02, f"{rate:.0%}", ha="center", va="bottom", fontweight="bold",
+                   bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
     right.axhline(1 / len(players), color="grey", linestyle=":", linewidth=1, label="even share")
     right.set_ylim(0, 1)
     right.set_title("Win rate (95% Wilson interval)")
