@@ -104,7 +104,7 @@ class TerminalMatch:
                 assert seat is not None
                 move = self.ask_human() if seat == HUMAN else self.decide(seat).move
                 self.play(move)
-        except Quit:
+        except (Quit, KeyboardInterrupt):
             self.say("", "You quit. Scores so far: "
                      + " · ".join(f"{n} {t}" for n, t in zip(self.names, self.state.totals, strict=True)))
             return 0
