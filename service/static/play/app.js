@@ -507,6 +507,7 @@ async function advance() {
   } catch (err) {
     if (err.status === 404 || err.status === 405) { S.noAdvance = true; return false; }
     if (err.status === 409) return false; // someone else moved: just look again
+    if (err.status === 429 || err.status === 503) { await sleep(2000); return false; } // rate limited, or Redis down
     throw err;
   }
 }
