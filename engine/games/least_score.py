@@ -132,7 +132,7 @@ _MAX_DEAL_SCORE = FALSE_DECLARE_PENALTY + 5 * 10 - 1
 
 def hand_total(cards: Iterable[Card]) -> int:
     """A hand's count (R1): A=1, 2-10 face value, J/Q/K 10. ``KS QH 2D AC`` totals 23 (LS7)."""
-    return sum(VALUE[c] for c in cards)
+    return sum(map(VALUE.__getitem__, cards))
 
 
 def _is_sequence(ranks: Sequence[int]) -> bool:
