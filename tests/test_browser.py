@@ -147,6 +147,8 @@ def test_phone_sized_screen_and_an_illegal_option(browser: object, base_url: str
     # the server's validation message reaches the player
     page.select_option("#game-select", "three-thirteen")
     page.click("#options-box summary")
+    (ROOT / "out").mkdir(exist_ok=True)
+    page.screenshot(path=str(ROOT / "out" / "screenshot-setup-phone.png"), full_page=True)
     page.fill("#opt-decks", "9")
     page.click("#start-button")
     page.wait_for_selector("#setup-error:not(:empty)")
