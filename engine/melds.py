@@ -51,7 +51,8 @@ ACES = ("low", "high_or_low")
 WILD_LIMITS = ("none", "at_least_one_natural", "not_more_than_naturals", "fewer_than_naturals")
 MAX_RUN = 13  # a run never holds an ace at both ends, so it spans at most 13 positions
 
-_SCALE = 256  # weight = value * _SCALE + 1; hands must hold fewer than _SCALE cards
+_SCALE_BITS = 8
+_SCALE = 1 << _SCALE_BITS  # weight = value * _SCALE + 1; hands must hold fewer than _SCALE cards
 _FAST_WILDS = 4  # the one-deck path handles up to this many wilds
 _INF = 1 << 30
 
@@ -129,8 +130,8 @@ class MeldRules:
             raise InvalidOptionError("wild_ranks", f"ranks are 1 (ace) to 13 (king), not {sorted(ranks)!r}")
         object.__setattr__(self, "wild_ranks", ranks)
         values = tuple(self.values)
-        if len(values) != 53 or not all(isinstance(v, int) and v >= 0 for v in values):
-            raise InvalidOptionError("values", "must give a value >= 0 for each of the 53 card codes")
+        if len(values) != 53 or not all(isinstance(v, int) and 0 <= v <= 1_000_000 for v in values):
+            raise InvalidOptionError("values", "must give a value 0..1000000 for each of the 53 card codes")
         object.__setattr__(self, "values", values)
 
     def is_wild(self, card: Card) -> bool:
@@ -249,6 +250,13 @@ def discard_scores(hand: Sequence[Card], rules: MeldRules) -> dict[Card, int]:
     {'7H': 27, '8H': 26, '9H': 25, 'KS': 0}
     """
     return _solver_for(rules).discard_scores(hand)
+
+
+def prepare(rules: MeldRules) -> None:
+    """Build every table the solver uses for ``rules`` now (about 0.1-0.3 s) instead of
+    lazily on first use: call it at start-up where the first answers must be fast."""
+    for tables in _solver_for(rules).tabs:
+        tables.fill_all()
 
 
 def as_meld(cards: Sequence[Card], rules: MeldRules, stands_for: Sequence[Card] | None = None) -> Meld | None:
@@ -465,12 +473,44 @@ class _SuitTables:
             run0_mask[m] = cov
         self.run0 = run0
         self.run0_mask = run0_mask
-        self.dead0 = [value[m] - run0[m] for m in range(size)]
         self.relevant: list[list[int]] = [relevant0] + [[-1] * size for _ in range(_FAST_WILDS)]
         self.front_w: list[tuple[int, ...] | None] = [None] * size
         self.front_how: list[tuple[int, ...]] = [()] * size
         self._pos_weights = [*list(weights), weights[0]]
         self._g: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {0: ((0,) * (_FAST_WILDS + 1),) * 2}
+        # Discard tables, in card values (weights >> 8): the best "value kept in runs + value of
+        # the discarded card" over the cards d of the mask, packed as (total << 32) | (v(d) << 8) | rank-1,
+        # so that comparing packed ints prefers the lower deadwood, then the dearer card, then the higher rank.
+        self.card_values = [w >> _SCALE_BITS for w in weights]
+        run0_v = [x >> _SCALE_BITS for x in run0]
+        self.run0_v = run0_v
+        fd0 = [-1] * size
+        for m in range(1, size):
+            best = -1
+            x = m
+            while x:
+                low = x & -x
+                r = low.bit_length() - 1
+                x ^= low
+                vd = self.card_values[r]
+                e = ((vd + run0_v[m ^ low]) << 32) | (vd << 8) | r
+                if e > best:
+                    best = e
+            fd0[m] = best
+        self.fd0 = fd0
+        self.front_v: list[tuple[int, ...] | None] = [None] * size
+        self.fd: list[tuple[int, ...] | None] = [None] * size
+
+    def fill_all(self) -> None:
+        """Fill the lazy tables completely (a fraction of a second)."""
+        for m in range(1 << 13):
+            if self.front_w[m] is None:
+                self.fill_front(m)
+            if self.fd[m] is None:
+                self.fill_fd(m)
+            for w in range(1, _FAST_WILDS + 1):
+                if self.relevant[w][m] < 0:
+                    self.fill_relevant(w, m)
 
     def fill_relevant(self, wilds: int, m: int) -> int:
         pm = m | ((m & 1) << 13) if self.ace_high else m
@@ -497,7 +537,35 @@ class _SuitTables:
             res = (tuple(best), tuple(how))
         self.front_w[m] = res[0]
         self.front_how[m] = res[1]
+        self.front_v[m] = tuple(x >> _SCALE_BITS for x in res[0])
         return res[0]
+
+    def fill_fv(self, m: int) -> tuple[int, ...]:
+        self.fill_front(m)
+        res = self.front_v[m]
+        assert res is not None
+        return res
+
+    def fill_fd(self, m: int) -> tuple[int, ...]:
+        """The discard table entry of ``m`` for 0..4 wilds (see ``fd0``); -1 for no card."""
+        best = [-1] * (_FAST_WILDS + 1)
+        x = m
+        while x:
+            low = x & -x
+            r = low.bit_length() - 1
+            x ^= low
+            if self.front_v[m ^ low] is None:
+                self.fill_front(m ^ low)
+            sub = self.front_v[m ^ low]
+            assert sub is not None
+            vd = self.card_values[r]
+            for w in range(_FAST_WILDS + 1):
+                e = ((vd + sub[w]) << 32) | (vd << 8) | r
+                if e > best[w]:
+                    best[w] = e
+        res = tuple(best)
+        self.fd[m] = res
+        return res
 
     def _frontier(self, pm: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Best run weight of the position mask ``pm`` (bit i = position i+1) for 0..4 wilds.
@@ -558,6 +626,7 @@ def _suit_tables(weights: tuple[int, ...], min_run: int, ace_high: bool) -> _Sui
 
 _POP4 = [bin(p).count("1") for p in range(16)]
 _SHIFT = (1).__lshift__
+_MASK52 = (1 << 52) - 1
 _ZEROS = (0,) * (_FAST_WILDS + 1)
 
 
@@ -565,6 +634,9 @@ def _set_options(lo: int, min_set: int) -> list[list[list[tuple[int, int]]]]:
     """``[present][relevant]`` -> the sets worth trying at one rank, as (suits, wilds needed).
 
     Cards of the rank that fit no run are always in the set when there is one.
+    When the rank has ``min_set`` naturals, a set that uses fewer of them plus
+    wilds is never better than a natural set of ``min_set``: the wilds can go
+    to the runs instead, standing for the naturals the set took from them.
     """
     table: list[list[list[tuple[int, int]]]] = []
     for present in range(16):
@@ -573,8 +645,9 @@ def _set_options(lo: int, min_set: int) -> list[list[list[tuple[int, int]]]]:
             must = present & ~relevant
             opts = [(0, 0)]
             for s in range(1, 16):
-                if s & present == s and s & must == must and _POP4[s] >= lo:
-                    opts.append((s, max(0, min_set - _POP4[s])))
+                size = _POP4[s]
+                if s & present == s and s & must == must and size >= (min_set if _POP4[present] >= min_set else lo):
+                    opts.append((s, max(0, min_set - size)))
             row.append(opts)
         table.append(row)
     return table
@@ -614,6 +687,9 @@ class _Solver:
         for i, c in enumerate(ranked):
             self.discard_order[c] = i
         self.wild_cards_set = {c for c in range(53) if rules.is_wild(c)}
+        self.set_value = [[w >> _SCALE_BITS for w in row] for row in self.set_weight]
+        # the one-pass best discard needs every card to be worth something (see _discard_fast)
+        self.discard_fast_ok = self.absorbing and min(rules.values) > 0
 
     # ------------------------------------------------------------- entry points
 
@@ -1112,47 +1188,325 @@ class _Solver:
     # ------------------------------------------------------------- discards
 
     def best_discard(self, hand: Sequence[Card]) -> DiscardChoice:
-        """See :func:`best_discard`. One solve finds the deadwood ``dead`` of a best
-        arrangement; the best card of ``dead`` leaves exactly ``md - value``,
-        and only cards that could beat it are solved again."""
+        """See :func:`best_discard`."""
+        if self.discard_fast_ok:
+            choice = self._discard_fast(hand)
+            if choice is not None:
+                return choice
+        return self._discard_loop(hand)
+
+    def _discard_loop(self, hand: Sequence[Card]) -> DiscardChoice:
+        """The best discard by solving ``hand`` minus each card that could beat the best so far.
+
+        One solve gives the deadwood ``dead`` of a best arrangement: its most
+        preferred card leaves exactly ``md - value``; a card can only do better
+        if ``md - its value`` does not exceed the best score so far.
+        """
         total, melded, dead = self._solve(hand, True)
         assert dead is not None
         md_w = total - melded
         wt, order = self.wt, self.discard_order
-        cards = sorted(set(hand), key=order.__getitem__)
-        if not dead:  # fully melded: some meld must give up a card
-            scored = []
-            for card in cards:
-                rest = list(hand)
-                rest.remove(card)
-                t, m = self.solve(rest)
-                scored.append((t - m, order[card], card))
-            score_w, _, card = min(scored, key=lambda x: (x[0] // _SCALE, x[1]))
-            return DiscardChoice(card, score_w // _SCALE, score_w == 0)
-        first = min(dead, key=order.__getitem__)
-        best_w, best_card = md_w - wt[first], first
-        best_score = best_w // _SCALE
-        values, is_wild = self.rules.values, self.rules.is_wild
-        first_value, first_wild = values[first], is_wild(first)
-        # discarding a melded wild leaves at least ``md`` (the others cannot meld more)
-        skip_wilds = self.absorbing and first_value > 0 and not (set(dead) & self.wild_cards_set)
-        in_dead = set(dead)
-        for card in cards:
-            if card == first:
-                break
-            if card in in_dead or (skip_wilds and is_wild(card)):
-                continue
-            if values[card] == first_value and not (first_wild and not is_wild(card)):
-                continue  # a tie the arrangement already settles
-            if (md_w - wt[card]) // _SCALE > best_score:
+        best_w = -1
+        best_card = -1
+        if dead:
+            best_card = min(dead, key=order.__getitem__)
+            best_w = md_w - wt[best_card]
+        # discarding a melded wild leaves at least ``md`` (the other cards cannot meld more)
+        skip_wilds = self.absorbing and best_w >= 0 and best_w // _SCALE < md_w // _SCALE \
+            and not (set(dead) & self.wild_cards_set)
+        is_wild = self.rules.is_wild
+        for card in sorted(set(hand), key=order.__getitem__):
+            if card == best_card:
+                break  # the cards after it are worth less, or tie and come later
+            if best_w >= 0 and (md_w - wt[card]) // _SCALE > best_w // _SCALE:
+                break  # md - value only grows from here
+            if skip_wilds and is_wild(card):
                 continue
             rest = list(hand)
             rest.remove(card)
             t, m = self.solve(rest)
-            if (t - m) // _SCALE <= best_score and ((t - m) // _SCALE < best_score or order[card] < order[best_card]):
+            if best_w < 0 or (t - m) // _SCALE < best_w // _SCALE or (
+                (t - m) // _SCALE == best_w // _SCALE and order[card] < order[best_card]
+            ):
                 best_w, best_card = t - m, card
-                best_score = best_w // _SCALE
-        return DiscardChoice(best_card, best_score, best_w == 0)
+        return DiscardChoice(best_card, best_w // _SCALE, best_w == 0)
+
+    def _discard_fast(self, hand: Sequence[Card]) -> DiscardChoice | None:
+        """The best discard in one pass over the set choices, or None when this cannot tell.
+
+        When a best arrangement leaves a card worth more than 0 unmatched, a
+        better-or-equal discard d scores below ``md``; then in a best
+        arrangement of the hand without d, d's rank holds no set (a set there
+        would also take d, giving at most ``md``), so d comes out of its suit's
+        run part: the per-suit discard tables ``fd`` cover every such d. A
+        melded wild is never that discard (it leaves at least ``md``).
+        """
+        try:
+            m = sum(map(_SHIFT, hand))
+        except (TypeError, ValueError):
+            return None
+        if m.bit_count() != len(hand) or m >> 53:
+            return None  # duplicates, several jokers or a bad code: the careful way
+        nj = m >> 52
+        m &= _MASK52
+        wm = m & self.wild_mask
+        if wm and self.limit != "none":
+            return None  # natural 2s need the at_least_one_natural enumeration
+        nat = m ^ wm
+        joker_wild = nj if self.jokers_wild else 0
+        wild_n = wm.bit_count() + joker_wild
+        if wild_n > _FAST_WILDS or not nat:
+            return None
+        t0, t1, t2, t3 = self.tabs
+        values = self.rules.values
+        total_v = (t0.value[m & 0x1FFF] + t1.value[m >> 13 & 0x1FFF] + t2.value[m >> 26 & 0x1FFF]
+                   + t3.value[m >> 39]) >> _SCALE_BITS
+        total_v += nj * values[JOKER]
+        if wild_n:
+            wild_v = (t0.value[wm & 0x1FFF] + t1.value[wm >> 13 & 0x1FFF] + t2.value[wm >> 26 & 0x1FFF]
+                      + t3.value[wm >> 39]) >> _SCALE_BITS
+            wild_v += joker_wild * values[JOKER]
+            melded_v, key = self._discard_with_wilds(nat, wild_n)
+            if melded_v == 0 and not (self.all_wild_ok and wild_n >= self.all_wild_size):
+                return None  # nothing melds: every card is deadwood (the loop settles it quickly)
+        else:
+            wild_v = 0
+            melded_v, key = self._discard_no_wild(nat)
+        if key < 0:
+            return None
+        md = total_v - melded_v - wild_v
+        kept = key >> 32  # value melded after the discard, plus the discard's value
+        value_d = (key >> 8) & 0xFFFFFF
+        card = key & 0xFF
+        if wild_n and kept == value_d and not (self.all_wild_ok and wild_n >= self.all_wild_size):
+            return None  # nothing natural would be melded: the wilds would not be either
+        score = total_v - kept - wild_v
+        if score >= md:
+            return None  # the hand is (nearly) fully melded: some meld must give up a card
+        if nj and not self.jokers_wild:  # a joker that is not wild is always deadwood
+            joker_score = md - values[JOKER]
+            if joker_score < score or (joker_score == score and self.discard_order[JOKER] < self.discard_order[card]):
+                card, score = JOKER, joker_score
+        return DiscardChoice(card, score, score == 0)
+
+    def _discard_share(self, budget: int, base: int, fronts: tuple[tuple[int, ...], ...], masks: tuple[int, ...],
+                       item_front: list[int], items: list[tuple[int, int, int]],
+                       items_without: list[list[int]]) -> tuple[int, int]:
+        """(best gain of ``budget`` wilds, best discard key) of one leaf, for 2+ wilds.
+
+        Max-plus merges of the wild-gain curves: prefix and suffix products give,
+        for each suit, the best the other suits and the items make of any budget.
+        """
+        parts = [[f[w] - f[0] for w in range(budget + 1)] for f in fronts]
+        parts.append(item_front[: budget + 1])
+        prefix = [[0] * (budget + 1), parts[0]]
+        for part in parts[1:]:
+            prefix.append(_merge(prefix[-1], part))
+        suffix = [parts[4]]
+        for part in reversed(parts[:4]):
+            suffix.append(_merge(suffix[-1], part))
+        suffix.reverse()  # suffix[i]: parts i..4
+        k = -1
+        for s in range(4):
+            if not masks[s]:
+                continue
+            table = self.tabs[s]
+            e = table.fd[masks[s]] or table.fill_fd(masks[s])
+            others = _merge(prefix[s], suffix[s + 1])
+            b0 = base - fronts[s][0]
+            for w in range(budget + 1):
+                k = max(k, e[w] + ((b0 + others[budget - w]) << 32) + 13 * s)
+        for i, (_, _, pick) in enumerate(items):
+            other_gain = _merge(prefix[4], items_without[i][: budget + 1])[budget]
+            k = max(k, ((base + other_gain + (pick >> 8)) << 32) | pick)
+        return prefix[5][budget], k  # prefix[5] merges all five curves
+
+    def _discard_no_wild(self, n: int) -> tuple[int, int]:
+        """(best melded value, best discard key) of the naturals ``n`` (one deck, no wild)."""
+        a = n & 0x1FFF
+        b = n >> 13 & 0x1FFF
+        c = n >> 26 & 0x1FFF
+        d = n >> 39
+        t0, t1, t2, t3 = self.tabs
+        ms = self.min_set
+        if ms == 3:
+            sets = (a & b & (c | d)) | (c & d & (a | b))
+        elif ms == 2:
+            sets = ((a | b) & (c | d)) | (a & b) | (c & d)
+        elif ms == 4:
+            sets = a & b & c & d
+        else:
+            sets = 0
+        leaves: list[tuple[int, int]]
+        if not sets:
+            leaves = [(n, 0)]
+        else:
+            ra, rb, rc, rd = t0.relevant[0][a], t1.relevant[0][b], t2.relevant[0][c], t3.relevant[0][d]
+            conflict = sets & (ra | rb | rc | rd)
+            fixed = sets & ~conflict
+            fixed52 = (fixed | fixed << 13 | fixed << 26 | fixed << 39) & n
+            fixed_v = (t0.value[a & fixed] + t1.value[b & fixed] + t2.value[c & fixed]
+                       + t3.value[d & fixed]) >> _SCALE_BITS
+            leaves = [(n & ~fixed52, fixed_v)]
+            x = conflict
+            spread, set_value, opts_a = self.spread, self.set_value, self.opts_a
+            while x:
+                low = x & -x
+                r = low.bit_length() - 1
+                x ^= low
+                present = (a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3
+                relevant = (ra >> r & 1) | (rb >> r & 1) << 1 | (rc >> r & 1) << 2 | (rd >> r & 1) << 3
+                opts = [(spread[r][sp], set_value[r][sp]) for sp, _ in opts_a[present][relevant]]
+                leaves = [(rest & ~sm, v + sv) for rest, v in leaves for sm, sv in opts]
+        r0, r1, r2, r3 = t0.run0_v, t1.run0_v, t2.run0_v, t3.run0_v
+        d0, d1, d2, d3 = t0.fd0, t1.fd0, t2.fd0, t3.fd0
+        best = -1
+        best_key = -1
+        for rest, v in leaves:
+            a = rest & 0x1FFF
+            b = rest >> 13 & 0x1FFF
+            c = rest >> 26 & 0x1FFF
+            d = rest >> 39
+            va, vb, vc, vd = r0[a], r1[b], r2[c], r3[d]
+            v += va + vb + vc + vd
+            if v > best:
+                best = v
+            if a:
+                k = d0[a] + ((v - va) << 32)
+                if k > best_key:
+                    best_key = k
+            if b:
+                k = d1[b] + ((v - vb) << 32) + 13
+                if k > best_key:
+                    best_key = k
+            if c:
+                k = d2[c] + ((v - vc) << 32) + 26
+                if k > best_key:
+                    best_key = k
+            if d:
+                k = d3[d] + ((v - vd) << 32) + 39
+                if k > best_key:
+                    best_key = k
+        return best, best_key
+
+    def _discard_with_wilds(self, n: int, wilds: int) -> tuple[int, int]:
+        """(best melded natural value, best discard key) of naturals ``n`` with ``wilds`` wilds (one deck)."""
+        a = n & 0x1FFF
+        b = n >> 13 & 0x1FFF
+        c = n >> 26 & 0x1FFF
+        d = n >> 39
+        tabs = self.tabs
+        t0, t1, t2, t3 = tabs
+        rels = []
+        for t, x in ((t0, a), (t1, b), (t2, c), (t3, d)):
+            r_ = t.relevant[wilds][x]
+            rels.append(r_ if r_ >= 0 else t.fill_relevant(wilds, x))
+        ra, rb, rc, rd = rels
+        cand = ((a | b) & (c | d)) | (a & b) | (c & d) if self.set_lo == 2 else a | b | c | d
+        ms = self.min_set
+        spread, set_value, opts_b = self.spread, self.set_value, self.opts_b
+        fixed_v = 0
+        fixed52 = 0
+        items: list[tuple[int, int, int]] = []  # (wilds needed, value, best card to discard, packed)
+        items52 = 0
+        values = self.rules.values
+        leaves: list[tuple[int, int, int]] = [(0, 0, 0)]
+        while cand:
+            low = cand & -cand
+            r = low.bit_length() - 1
+            cand ^= low
+            present = (a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3
+            count = _POP4[present]
+            if count + wilds < ms:
+                continue
+            relevant = (ra >> r & 1) | (rb >> r & 1) << 1 | (rc >> r & 1) << 2 | (rd >> r & 1) << 3
+            if not relevant:
+                if count >= ms:
+                    fixed_v += set_value[r][present]
+                    fixed52 |= spread[r][present]
+                else:
+                    # an item's cards fit no run: they leave the suit masks, and are discard candidates
+                    # of their own (the item is then not melded: a set there would keep the discard)
+                    pick = max((values[13 * s + r] << 8) | (13 * s + r) for s in range(4) if present >> s & 1)
+                    items.append((ms - count, set_value[r][present], pick))
+                    items52 |= spread[r][present]
+                continue
+            sv, sp = set_value[r], spread[r]
+            opts = [(cost, sv[s], sp[s]) for s, cost in opts_b[present][relevant] if cost <= wilds]
+            leaves = [(c1 + c2, w1 + w2, m1 | m2) for c1, w1, m1 in leaves for c2, w2, m2 in opts
+                      if c1 + c2 <= wilds]
+        item_front = _item_front(items, wilds)
+        items_without = [_item_front(items[:i] + items[i + 1:], wilds) for i in range(len(items))]
+        rest0 = n & ~fixed52 & ~items52
+        fv0, fv1, fv2, fv3 = t0.front_v, t1.front_v, t2.front_v, t3.front_v
+        fd0, fd1, fd2, fd3 = t0.fd, t1.fd, t2.fd, t3.fd
+        best = -1
+        best_key = -1
+        for spent, v, sel in leaves:
+            rest = rest0 & ~sel
+            x0 = rest & 0x1FFF
+            x1 = rest >> 13 & 0x1FFF
+            x2 = rest >> 26 & 0x1FFF
+            x3 = rest >> 39
+            f0 = fv0[x0] or t0.fill_fv(x0)
+            f1 = fv1[x1] or t1.fill_fv(x1)
+            f2 = fv2[x2] or t2.fill_fv(x2)
+            f3 = fv3[x3] or t3.fill_fv(x3)
+            budget = wilds - spent
+            base = v + fixed_v + f0[0] + f1[0] + f2[0] + f3[0]
+            if budget == 0:
+                if base > best:
+                    best = base
+                k = -1
+                if x0:
+                    k = (fd0[x0] or t0.fill_fd(x0))[0] + ((base - f0[0]) << 32)
+                if x1:
+                    k = max(k, (fd1[x1] or t1.fill_fd(x1))[0] + ((base - f1[0]) << 32) + 13)
+                if x2:
+                    k = max(k, (fd2[x2] or t2.fill_fd(x2))[0] + ((base - f2[0]) << 32) + 26)
+                if x3:
+                    k = max(k, (fd3[x3] or t3.fill_fd(x3))[0] + ((base - f3[0]) << 32) + 39)
+                for _, _, pick in items:
+                    k = max(k, ((base + (pick >> 8)) << 32) | pick)
+            elif budget == 1:
+                g0 = f0[1] - f0[0]
+                g1 = f1[1] - f1[0]
+                g2 = f2[1] - f2[0]
+                g3 = f3[1] - f3[0]
+                gi = item_front[1]
+                top = max(g0, g1, g2, g3, gi)
+                if base + top > best:
+                    best = base + top
+                k = -1
+                if x0:
+                    e = fd0[x0] or t0.fill_fd(x0)
+                    b0 = base - f0[0]
+                    k = max(e[1] + (b0 << 32), e[0] + ((b0 + max(g1, g2, g3, gi)) << 32))
+                if x1:
+                    e = fd1[x1] or t1.fill_fd(x1)
+                    b0 = base - f1[0]
+                    k = max(k, max(e[1] + (b0 << 32), e[0] + ((b0 + max(g0, g2, g3, gi)) << 32)) + 13)
+                if x2:
+                    e = fd2[x2] or t2.fill_fd(x2)
+                    b0 = base - f2[0]
+                    k = max(k, max(e[1] + (b0 << 32), e[0] + ((b0 + max(g0, g1, g3, gi)) << 32)) + 26)
+                if x3:
+                    e = fd3[x3] or t3.fill_fd(x3)
+                    b0 = base - f3[0]
+                    k = max(k, max(e[1] + (b0 << 32), e[0] + ((b0 + max(g0, g1, g2, gi)) << 32)) + 39)
+                if items:
+                    suit_top = max(g0, g1, g2, g3)
+                    for i, (_, _, pick) in enumerate(items):
+                        others = max(suit_top, items_without[i][1])
+                        k = max(k, ((base + others + (pick >> 8)) << 32) | pick)
+            else:
+                gain, k = self._discard_share(budget, base, (f0, f1, f2, f3), (x0, x1, x2, x3), item_front,
+                                              items, items_without)
+                if base + gain > best:
+                    best = base + gain
+            if k > best_key:
+                best_key = k
+        return best, best_key
 
     def discard_scores(self, hand: Sequence[Card]) -> dict[Card, int]:
         total, melded, dead = self._solve(hand, True)
@@ -1211,6 +1565,33 @@ def _share_gain(budget: int, ga: tuple[int, ...], gb: tuple[int, ...], gc: tuple
             nxt[bud] = top
         cur = nxt
     return max(cur)
+
+
+def _merge(x: Sequence[int], y: Sequence[int]) -> list[int]:
+    """Max-plus product of two gain curves (best gain for 0..k wilds; both are 0 at 0 wilds)."""
+    n = len(x)
+    if n == 3:
+        x1, y1 = x[1], y[1]
+        return [0, x1 if x1 > y1 else y1, max(x[2], y[2], x1 + y1)]
+    out = [0] * n
+    for k in range(1, n):
+        top = x[k] if x[k] > y[k] else y[k]
+        for j in range(1, k):
+            v = x[j] + y[k - j]
+            if v > top:
+                top = v
+        out[k] = top
+    return out
+
+
+def _item_front(items: Sequence[tuple[int, int, int]], budget: int) -> list[int]:
+    """Best total (second field) of the items (first field: wilds needed) within 0..budget wilds."""
+    front = [0] * (budget + 1)
+    for cost, w, _ in items:
+        for bud in range(budget, cost - 1, -1):
+            if front[bud - cost] + w > front[bud]:
+                front[bud] = front[bud - cost] + w
+    return front
 
 
 def _share_split(budget: int, fronts: Sequence[tuple[int, ...]], items: Sequence[int]) -> list[int]:
@@ -1275,5 +1656,6 @@ __all__ = [
     "discard_scores",
     "is_fully_melded",
     "min_deadwood",
+    "prepare",
     "rummy_values",
 ]

@@ -425,17 +425,29 @@ def test_property_best_arrangement_is_legal_and_optimal(cards, rules):
     check_arrangement(cards, rules)
 
 
-@settings(max_examples=300)
-@given(deals(TWO_DECKS, 11, min_size=1), RANKS)
-def test_property_best_discard(cards, wild):
-    rules = MeldRules(wild_ranks=frozenset({wild}))
+DISCARD_CASES = st.sampled_from([
+    (ONE_DECK, MeldRules()),
+    (ONE_DECK, MeldRules(wild_ranks=frozenset({10}))),
+    (WITH_JOKERS, MeldRules(aces="high_or_low", wild_ranks=frozenset({13}), values=rummy_values(ace=15))),
+    (WITH_JOKERS, MeldRules(wild_ranks=frozenset({4}), jokers_wild=False)),
+    (TWO_DECKS, MeldRules(wild_ranks=frozenset({7}))),
+    (CONTRACT_DECK, CONTRACT),
+])
+
+
+@settings(max_examples=600)
+@given(DISCARD_CASES.flatmap(lambda case: st.tuples(st.just(case[1]), deals(case[0], 11, min_size=1))))
+def test_property_best_discard(case):
+    rules, cards = case
     choice = best_discard(cards, rules)
     scores = discard_scores(cards, rules)
-    assert choice.score == min(scores.values()) == scores[choice.card]
     for card, value in scores.items():
         rest = list(cards)
         rest.remove(card)
         assert value == min_deadwood(rest, rules)
-    assert choice.can_go_out == (choice.score == 0)
-    best_value = max(rules.values[c] for c, s in scores.items() if s == choice.score)
-    assert rules.values[choice.card] == best_value
+    # the least deadwood; ties: the dearer card, then a natural, then the higher code
+    expected = min(scores, key=lambda c: (scores[c], -rules.values[c], rules.is_wild(c), -c))
+    assert (choice.card, choice.score) == (expected, scores[expected])
+    rest = list(cards)
+    rest.remove(choice.card)
+    assert choice.can_go_out == is_fully_melded(rest, rules)
