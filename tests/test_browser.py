@@ -155,11 +155,12 @@ def test_phone_sized_screen_and_an_illegal_option(browser: object, base_url: str
     assert "decks" in page.inner_text("#setup-error")
     start_match(page, base_url, seed=4)
     # a reload resumes the match (the seat token is kept in sessionStorage, for this tab only)
-    title, hand = page.inner_text("#match-title"), page.inner_text("#hand")
+    title, hand = page.get_attribute("#match-title", "title"), page.inner_text("#hand")
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
     page.wait_for_function(READY, timeout=30_000)
-    assert (page.inner_text("#match-title"), page.inner_text("#hand")) == (title, hand)
+    assert (page.get_attribute("#match-title", "title"), page.inner_text("#hand")) == (title, hand)
+    assert title and title.startswith("match ")
     # nothing wider than the phone: no sideways scrolling
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390, width

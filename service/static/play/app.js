@@ -448,7 +448,8 @@ function enterMatch() {
   $("summary").classList.add("hidden");
   $("hint").classList.add("hidden");
   $("log").replaceChildren();
-  $("match-title").textContent = `${S.game.name} · match ${S.matchId}`;
+  $("match-title").textContent = S.game.name;
+  $("match-title").title = `match ${S.matchId}`;
 }
 
 function newMatch() {
