@@ -32,8 +32,10 @@ class Config:
     #: Upper bound of ``time_ms`` accepted by hint and best-move.
     ai_max_time_ms: int = 10_000
     ai_default_level: int = 3
-    #: Flask-Limiter limit string for the AI endpoints (hint, best-move, advance), per token or per IP.
+    #: Flask-Limiter limit strings for the AI endpoints (hint, best-move, advance): per seat token, and per
+    #: client IP (set TRUST_PROXY_HOPS behind a load balancer so that the IP is the client's).
     ai_rate_limit: str = "120 per minute"
+    ai_ip_rate_limit: str = "600 per minute"
     rate_limit_enabled: bool = True
     #: Seconds a client is told to wait (Retry-After) when the store is unreachable.
     store_retry_after: int = 5

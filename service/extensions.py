@@ -15,19 +15,32 @@ from flask_limiter.util import get_remote_address
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 
-def rate_limit_key() -> str:
-    """Per seat token when one is sent (hashed: the limiter's keys never hold a token), else per IP."""
-    auth = request.headers.get("Authorization", "")
-    if auth:
-        return "tok:" + hashlib.sha256(auth.encode()).hexdigest()[:32]
+def ip_key() -> str:
     return "ip:" + (get_remote_address() or "unknown")
 
 
-limiter = Limiter(key_func=rate_limit_key)
+def token_key() -> str:
+    """Per seat token when one is sent (hashed: the limiter's keys never hold a token), else per IP.
+
+    A made-up token only gets its request answered 401; the per-IP limit (always applied too)
+    stops a client that rotates tokens."""
+    auth = request.headers.get("Authorization", "")
+    if auth:
+        return "tok:" + hashlib.sha256(auth.encode()).hexdigest()[:32]
+    return ip_key()
+
+
+limiter = Limiter(key_func=ip_key)
 
 
 def ai_rate_limit() -> str:
+    """The per-token limit of the AI endpoints."""
     return str(current_app.config["CARDTABLE"].ai_rate_limit)
+
+
+def ai_ip_rate_limit() -> str:
+    """The per-IP limit of the AI endpoints."""
+    return str(current_app.config["CARDTABLE"].ai_ip_rate_limit)
 
 
 class Metrics:

@@ -93,19 +93,30 @@ def test_best_move_from_a_view(ai_client: Any) -> None:
     assert decision["move"] != {"type": "discard", "card": view["taken"]}
 
 
-def test_ai_endpoints_are_rate_limited(redis_server: RedisServer) -> None:
+def test_ai_endpoints_are_rate_limited_per_ip_and_per_token(redis_server: RedisServer) -> None:
     client = make_app(redis_server.url, rate_limit_enabled=True, ai_rate_limit="2 per minute",
-                      ai_move_time_ms=10).test_client()
+                      ai_ip_rate_limit="4 per minute", ai_move_time_ms=10).test_client()
     game = get_game(TT)
     state = game.new_match(2, seed=3)
     body = {"view": game.observation(state, state.to_move), "level": 1, "time_ms": 10}
-    headers = {"X-Forwarded-For": "ignored", "Authorization": "Bearer rate-limit-test-" + str(id(client))}
-    statuses = [client.post(f"/v1/games/{TT}/best-move", json=body, headers=headers).status_code for _ in range(2)]
-    assert statuses == [200, 200]
-    r = client.post(f"/v1/games/{TT}/best-move", json=body, headers=headers)
+    ip = {"REMOTE_ADDR": f"10.9.{id(client) % 250}.1"}
+    m = create(client, TT, 2, seed=3)
+    token = m["seats"][m["view"]["to_move"]]["token"]
+
+    def hint(token: str) -> Any:
+        return client.get(f"/v1/matches/{m['match_id']}/hint", query_string={"level": 1, "time_ms": 10},
+                          headers=bearer(token), environ_base=ip)
+
+    assert [hint(token).status_code for _ in range(2)] == [200, 200]
+    r = hint(token)  # the seat's token is out of hints
     assert r.status_code == 429 and r.get_json()["code"] == "rate_limited"
     assert int(r.headers["Retry-After"]) >= 1 and r.mimetype == "application/problem+json"
-    # the match endpoints that need no AI are not limited
-    m = create(client, TT, 2)
-    for _ in range(4):
-        assert client.get(f"/v1/matches/{m['match_id']}").status_code == 200
+    # made-up tokens get token buckets of their own, but the IP's limit (4 AI requests) still holds
+    statuses = [client.post(f"/v1/games/{TT}/best-move", json=body, headers=bearer(f"made-up-{i}"),
+                            environ_base=ip).status_code for i in range(3)]
+    assert statuses.count(200) <= 2 and statuses[-1] == 429
+    # another client is not affected, and the endpoints that need no AI are not limited
+    other = {"REMOTE_ADDR": "10.200.0.2"}
+    assert client.post(f"/v1/games/{TT}/best-move", json=body, environ_base=other).status_code == 200
+    for _ in range(6):
+        assert client.get(f"/v1/matches/{m['match_id']}", environ_base=ip).status_code == 200

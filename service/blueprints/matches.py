@@ -9,7 +9,7 @@ from flask import Blueprint, request
 from service import play
 from service.blueprints._common import body, idempotency_key, query, services
 from service.errors import ApiError
-from service.extensions import ai_rate_limit, limiter
+from service.extensions import ai_ip_rate_limit, ai_rate_limit, limiter, token_key
 from service.schemas import (
     AdvanceRequest,
     CreateMatchRequest,
@@ -87,7 +87,8 @@ def post_move(match_id: str) -> Any:
 
 
 @bp.post("/v1/matches/<match_id>/advance")
-@limiter.limit(ai_rate_limit)
+@limiter.shared_limit(ai_ip_rate_limit, scope="ai-ip")
+@limiter.shared_limit(ai_rate_limit, scope="ai-token", key_func=token_key)
 def advance(match_id: str) -> Any:
     svc = services()
     raw = request.get_json(force=True, silent=True)
@@ -98,7 +99,8 @@ def advance(match_id: str) -> Any:
 
 
 @bp.get("/v1/matches/<match_id>/hint")
-@limiter.limit(ai_rate_limit)
+@limiter.shared_limit(ai_ip_rate_limit, scope="ai-ip")
+@limiter.shared_limit(ai_rate_limit, scope="ai-token", key_func=token_key)
 def hint(match_id: str) -> Any:
     svc = services()
     args = query(_hint_q)

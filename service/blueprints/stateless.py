@@ -12,7 +12,7 @@ from engine.errors import EngineError
 from service import analysis, play
 from service.blueprints._common import body, services
 from service.errors import ApiError
-from service.extensions import ai_rate_limit, limiter
+from service.extensions import ai_ip_rate_limit, limiter
 from service.schemas import (
     AnalyzeRequest,
     BestMoveRequest,
@@ -57,7 +57,7 @@ def validate(game_id: str) -> Any:
 
 
 @bp.post("/v1/games/<game_id>/best-move")
-@limiter.limit(ai_rate_limit)
+@limiter.shared_limit(ai_ip_rate_limit, scope="ai-ip")
 def best_move(game_id: str) -> Any:
     svc = services()
     game = play.game_or_404(game_id)
