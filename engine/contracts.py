@@ -507,12 +507,15 @@ def minimal_go_downs(hand: Sequence[Card], sets: int, runs: int, set_size: int, 
     if least > wild_total:
         return []
     found: dict[GoDown, None] = {}
-    flags = [NODE_BUDGET, 0]  # node budget left; whether a set lacked natural cards
+    flags = [NODE_BUDGET, 0, 0]  # node budget left; a set, a run lacked natural cards others took
     search = _MinimalSearch(counts, masks, by_rank, set_cands, run_cands, set_size, run_size, set_min, run_min,
                             cap, found, flags)
     search.run(["run"] * runs + ["set"] * sets)
     if not found and sets and runs and flags[1]:
         search.run(["set"] * sets + ["run"] * runs)
+    if not found and runs > 1 and flags[2]:
+        search.yielding = True
+        search.run(["run"] * runs + ["set"] * sets)
     return list(found)
 
 
@@ -531,6 +534,7 @@ class _MinimalSearch:
         self.window = (1 << run_size) - 1
         self.order: list[str] = []
         self.reserve: list[int] = []
+        self.yielding = False
         self.chosen: list[tuple[int, int, list[Card], int, bool]] = []
 
     def run(self, order: list[str]) -> None:
@@ -560,6 +564,8 @@ class _MinimalSearch:
                     break  # candidates are sorted by the wilds they need at least
                 nat = (masks[suit] & (window << low)).bit_count()
                 if nat < run_min or wilds_used + run_size - nat > pool:
+                    if run_size - need > nat:
+                        flags[2] = 1  # an earlier meld took naturals this run needed
                     continue  # (an ace counts once: it cannot be at both ends of one window)
                 row = POS_CARD[suit]
                 slots = [row[p] if counts[row[p]] else -1 for p in range(low, low + run_size)]
@@ -569,15 +575,39 @@ class _MinimalSearch:
                         by_rank[_RANK_OF[c]] -= 1
                         if not counts[c]:
                             masks[suit] &= ~_BIT_OF[c]
-                w = run_size - nat
-                # natural 2s taken by the run leave the wild pool
-                if wilds_used + w <= counts[JOKER] + by_rank[2] - self.reserve[depth]:
-                    chosen.append((suit, low, slots, w, False))
-                    if last:
-                        _finish_minimal(counts, chosen, found)
-                    else:
-                        self._step(depth + 1, idx, wilds_used + w, joker_slots)
-                    chosen.pop()
+                variants: list[tuple[int, ...]] = [()]
+                if self.yielding and not last and order[depth + 1] == "run":
+                    # leave some single naturals to the next run (two runs of 5-9S from one 9S: 5-8 and
+                    # W-9-T-J would miss; the leaf checks each is used by a later run)
+                    single = [i for i, c in enumerate(slots) if c >= 0 and not counts[c]]
+                    variants += [tuple(i for b, i in enumerate(single) if mask >> b & 1)
+                                 for mask in range(1, 1 << len(single))
+                                 if nat - (mask.bit_count()) >= run_min]
+                for yielded in variants:
+                    run_slots = slots
+                    if yielded:
+                        run_slots = slots[:]
+                        for i in yielded:
+                            c = slots[i]
+                            run_slots[i] = -1
+                            counts[c] += 1
+                            by_rank[_RANK_OF[c]] += 1
+                            masks[suit] |= _BIT_OF[c]
+                    w = run_size - nat + len(yielded)
+                    # natural 2s taken by the run leave the wild pool
+                    if wilds_used + w <= counts[JOKER] + by_rank[2] - self.reserve[depth]:
+                        chosen.append((suit, low, run_slots, w, False))
+                        if last:
+                            _finish_minimal(counts, chosen, found)
+                        else:
+                            self._step(depth + 1, idx, wilds_used + w, joker_slots)
+                        chosen.pop()
+                    for i in yielded:
+                        c = slots[i]
+                        counts[c] -= 1
+                        by_rank[_RANK_OF[c]] -= 1
+                        if not counts[c]:
+                            masks[suit] &= ~_BIT_OF[c]
                 for c in slots:
                     if c >= 0:
                         counts[c] += 1
@@ -593,38 +623,44 @@ class _MinimalSearch:
                 if wilds_used + need > pool:
                     break
                 have = by_rank[rank]
-                k = have if have < set_size else set_size
-                if k < set_min:
+                top = have if have < set_size else set_size
+                if top < set_min:
                     flags[1] = 1
                     continue
-                w = set_size - k
-                if rank == 2:
-                    if joker_slots + w > counts[JOKER] or wilds_used + w > pool - k:
+                # a set takes every natural it can, unless a later meld may take the rest (two sets of 8s
+                # from four 8s and two wilds: 2 + 2, not 3 + 1); the leaf checks no natural was passed over
+                lowest = top
+                if not last and ((have >= 2 * set_min and order[depth + 1] == "set") or "run" in order[depth + 1:]):
+                    lowest = set_min
+                for k in range(top, lowest - 1, -1):
+                    w = set_size - k
+                    if rank == 2:
+                        if joker_slots + w > counts[JOKER] or wilds_used + w > pool - k:
+                            continue
+                    elif wilds_used + w > pool:
                         continue
-                elif wilds_used + w > pool:
-                    continue
-                # take naturals from the suits with the most copies first (keeps single cards for runs)
-                taken: list[Card] = []
-                for c in sorted(_RANK_CARDS[rank], key=counts.__getitem__, reverse=True):
-                    while counts[c] and len(taken) < k:
-                        counts[c] -= 1
-                        if not counts[c]:
-                            masks[c // 13] &= ~_BIT_OF[c]
-                        taken.append(c)
-                by_rank[rank] -= k
-                taken.sort()
-                chosen.append((-1, rank, taken, w, rank == 2))
-                if last:
-                    _finish_minimal(counts, chosen, found)
-                else:
-                    self._step(depth + 1, idx, wilds_used + w, joker_slots + (w if rank == 2 else 0))
-                chosen.pop()
-                by_rank[rank] += k
-                for c in taken:
-                    counts[c] += 1
-                    masks[c // 13] |= _BIT_OF[c]
-                if len(found) >= cap or flags[0] <= 0:
-                    return
+                    # take naturals from the suits with the most copies first (keeps single cards for runs)
+                    taken: list[Card] = []
+                    for c in sorted(_RANK_CARDS[rank], key=counts.__getitem__, reverse=True):
+                        while counts[c] and len(taken) < k:
+                            counts[c] -= 1
+                            if not counts[c]:
+                                masks[c // 13] &= ~_BIT_OF[c]
+                            taken.append(c)
+                    by_rank[rank] -= k
+                    taken.sort()
+                    chosen.append((-1, rank, taken, w, rank == 2))
+                    if last:
+                        _finish_minimal(counts, chosen, found)
+                    else:
+                        self._step(depth + 1, idx, wilds_used + w, joker_slots + (w if rank == 2 else 0))
+                    chosen.pop()
+                    by_rank[rank] += k
+                    for c in taken:
+                        counts[c] += 1
+                        masks[c // 13] |= _BIT_OF[c]
+                    if len(found) >= cap or flags[0] <= 0:
+                        return
 
 
 _RANK_OF: tuple[int, ...] = tuple(c % 13 + 1 for c in range(52))
@@ -634,6 +670,16 @@ _RANK_CARDS: tuple[tuple[Card, ...], ...] = ((), *tuple((r - 1, r + 12, r + 25, 
 
 def _finish_minimal(counts: list[int], chosen: list[tuple[int, int, list[Card], int, bool]],
                     found: dict[GoDown, None]) -> None:
+    for suit, low, cards, w, _ in chosen:
+        if not w:
+            continue
+        if suit < 0:
+            if low != 2 and (counts[low - 1] or counts[low + 12] or counts[low + 25] or counts[low + 38]):
+                return  # a wild where a natural card left in the hand could have gone
+        else:
+            row = POS_CARD[suit]
+            if any(c < 0 and counts[row[low + i]] for i, c in enumerate(cards)):
+                return
     pool = [counts[c] for c in _WILD_ORDER]
     melds: list[TableMeld] = []
     # sets of 2s need jokers for their wild places (a 2 there would be natural): serve them first
@@ -754,16 +800,31 @@ def _run_pairs(run_cards: dict[int, list[Card]]) -> list[tuple[tuple[int, list[i
     if any(cards.count(c) > 2 for c in cards):
         return []
     singles = [c for c in sorted(set(cards)) if c not in dup]
-    for cut in range(len(singles) + 1):
-        one = dup + singles[:cut]
-        two = dup + singles[cut:]
-        if not one or not two:
-            continue
-        for p1 in _position_sets(one):
-            for p2 in _position_sets(two):
-                if (s, p1) <= (s, p2):
-                    out.append(((s, p1), (s, p2)))
+    seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
+    has_ace = any(c % 13 == 0 for c in singles)
+    for ace_high in (False, True) if has_ace else (False,):
+        # the lower cards in one run, the higher in the other; an ace sorts low or high
+        order = sorted(singles, key=_position_ace_high if ace_high else _position_ace_low)
+        for cut in range(len(order) + 1):
+            one = dup + order[:cut]
+            two = dup + order[cut:]
+            if not one or not two:
+                continue
+            for p1 in _position_sets(one):
+                for p2 in _position_sets(two):
+                    key = (tuple(p1), tuple(p2)) if p1 <= p2 else (tuple(p2), tuple(p1))
+                    if key not in seen:
+                        seen.add(key)
+                        out.append(((s, list(key[0])), (s, list(key[1]))))
     return out
+
+
+def _position_ace_high(c: Card) -> int:
+    return 14 if c % 13 == 0 else c % 13 + 1
+
+
+def _position_ace_low(c: Card) -> int:
+    return c % 13 + 1
 
 
 def _position_sets(cards: list[Card]) -> list[list[int]]:

@@ -671,3 +671,75 @@ def test_setup_checks():
         setup(["3C 4C", 7, 7])
     with pytest.raises(InvalidSetupError, match="setup meld"):
         setup(["3C", 7, 7], melds=[{"owner": 0, "kind": "set", "cards": cards("3D 4D 5D")}])
+
+
+def _plant(rng, left, limit, sets, runs, run_size, extra_sizes=True):
+    """A hand holding a random legal arrangement of ``sets`` sets and ``runs`` runs (from ``left``, a
+    Counter of the cards still available), or None when the deck ran short."""
+    melds = []
+    for _ in range(sets):
+        rank = rng.choice([r for r in range(1, 14) if r != 2])
+        size = 3 + (rng.randrange(3) if extra_sizes else 0)
+        nat = rng.randrange(1, size + 1)
+        cards_ = [(s * 13 + rank - 1) for s in rng.choices(range(4), k=nat)]
+        cards_ += rng.choices([JOKER, 1, 14, 27, 40], k=size - nat)
+        if contracts.limit_ok(nat, size - nat, limit):
+            melds.append(cards_)
+        else:
+            melds.append([(s * 13 + rank - 1) for s in rng.choices(range(4), k=size)])
+    for _ in range(runs):
+        size = run_size + (rng.randrange(3) if extra_sizes else 0)
+        suit, low = rng.randrange(4), rng.randrange(1, 16 - size)
+        cards_ = [contracts.position_card(suit, p) if rng.random() < 0.75 else rng.choice([JOKER, 1, 14, 27, 40])
+                  for p in range(low, low + size)]
+        nat = sum(1 for i, c in enumerate(cards_) if c == contracts.position_card(suit, low + i))
+        if not contracts.limit_ok(nat, size - nat, limit):
+            cards_ = [contracts.position_card(suit, p) for p in range(low, low + size)]
+        melds.append(cards_)
+    hand = [c for m in melds for c in m]
+    need = Counter(hand)
+    if any(left[c] < n for c, n in need.items()):
+        return None
+    left.subtract(need)
+    return hand
+
+
+@pytest.mark.parametrize("limit", contracts.WILD_LIMITS)
+def test_hands_holding_a_contract_list_a_way_to_go_down(limit):
+    rng = random.Random(limit)
+    deck = GAME.deck(4, GAME.check_options({}))
+    checked = 0
+    for trial in range(300):
+        hand_no = 1 + trial % 6
+        sets, runs, run_size, deal = CONTRACTS[hand_no]
+        left = Counter(deck)
+        hand = _plant(rng, left, limit, sets, runs, run_size, extra_sizes=False)
+        if hand is None:
+            continue
+        hand += rng.sample(sorted(left.elements()), rng.randrange(1, 8))
+        found = contracts.minimal_go_downs(sorted(hand), sets, runs, 3, run_size, limit, MAX_LISTED_GO_DOWNS)
+        assert found, (hand_no, [CARD_NAMES[c] for c in sorted(hand)])
+        for down in found:
+            assert all(contracts.meld_problem(m, limit) is None for m in down)
+            assert not Counter(c for m in down for c in m[2]) - Counter(hand)
+        checked += 1
+    assert checked > 200
+
+
+def test_hand_7_lists_planted_whole_hand_arrangements():
+    rng = random.Random(77)
+    deck = GAME.deck(4, GAME.check_options({}))
+    checked = 0
+    for _ in range(300):
+        left = Counter(deck)
+        hand = _plant(rng, left, LIMIT, 1, 2, 4)
+        if hand is None:
+            continue
+        extra = rng.choice(sorted(left.elements()))
+        found = contracts.exact_go_downs(sorted([*hand, extra]), LIMIT, MAX_LISTED_GO_DOWNS)
+        assert found, [CARD_NAMES[c] for c in sorted(hand)]
+        for down in found:
+            assert all(contracts.meld_problem(m, LIMIT) is None for m in down)
+            assert sum(len(m[2]) for m in down) == len(hand)
+        checked += 1
+    assert checked > 200

@@ -447,6 +447,26 @@ class ContractRummy(Game):
             return ("discard", _CARD_OF[move["card"]])
         if kind in ("draw", "take_discard", "buy", "pass"):
             return (kind, None)
+        s = _s(state)
+        if kind == "lay_off":
+            card, index = _CARD_OF[move["card"]], move["meld"]
+            meld = (s.meld_suit[index], s.meld_low[index], tuple(s.meld_cards[index]))
+            where = move.get("wild_to") or move.get("end") or ""
+            how = "replace" if "wild_to" in move else "end" if "end" in move else "add"
+            for option in contracts.lay_off_options(meld, card, s.options["wild_limit"]):
+                if option[0] == how and option[1] == where:
+                    return ("lay_off", (card, index, option))
+        if kind == "go_down":  # a listed go_down: runs in order with stands_for, sets in any order
+            melds = []
+            for spec in move["melds"]:
+                cards = tuple(_CARD_OF[n] for n in spec["cards"])
+                if spec["kind"] == "set":
+                    rank = next((c % 13 + 1 for c in cards if c != JOKER and c % 13 != 1), 2)
+                    melds.append((-1, rank, tuple(sorted(cards))))
+                else:
+                    first = _CARD_OF[spec["stands_for"][0]]
+                    melds.append((first // 13, first % 13 + 1, cards))
+            return ("go_down", tuple(melds))
         return self._check_move(state, move)
 
     def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
