@@ -461,10 +461,16 @@ def minimal_go_downs(hand: Sequence[Card], sets: int, runs: int, set_size: int, 
 
     *Distinct* means: as a multiset of melds, each meld the multiset of its cards; where the wilds of a
     run sit (which gap, which end) is one canonical placement, and which wild cards are used is
-    canonical too (jokers first, then 2s by suit). Only ways where a wild fills a place that no natural
-    card left in the hand could take are listed (runs take their naturals first, then sets; if that
-    finds nothing because a set lacked natural cards, sets first). A client may still send any other
-    legal arrangement.
+    canonical too (jokers first, then 2s by suit). Only ways where no wild stands in a place that a
+    natural card left in the hand could take are listed.
+
+    The search: candidate runs (one window per distinct set of naturals, fewest wilds first) and sets
+    (by rank) are combined depth first, runs first, each run taking every natural it covers and each set
+    every natural of its rank — except that a set may leave naturals to a later set of its rank or to a
+    run, and (when nothing else works) a run may leave single naturals to the next run; the leaf rejects
+    a way where a wild stands for a natural still in hand. If runs-first finds nothing because a set
+    lacked naturals, sets go first. At most ``cap`` results and :data:`NODE_BUDGET` search nodes.
+    A client may still send any other legal arrangement (longer melds, other wilds).
     """
     counts = [0] * 53
     masks = [0, 0, 0, 0]

@@ -57,12 +57,18 @@ Readings of the rules, written down where the text leaves a choice:
   ``max_turns_per_round``.
 
 What ``legal_moves`` lists for going down (the validator accepts every legal arrangement, listed or not):
-for hands 1-6, every distinct way to meet the contract with melds of exactly the contract sizes in which
-wilds only fill places that no natural card left in the hand could take, at most
-:data:`MAX_LISTED_GO_DOWNS`; for hand 7, the distinct ways to lay down all but one card. *Distinct*: as a
-multiset of melds, each the multiset of its cards; wild placements within a run and the choice among
-interchangeable wild cards are collapsed to one canonical form (jokers before 2s; a run's extra wilds
-extend it upwards first). See :mod:`engine.contracts` for the search and its limits.
+for hands 1-6, the distinct ways to meet the contract with melds of exactly the contract sizes in which no
+wild stands where a natural card left in the hand could stand instead (a set takes every natural of its
+rank unless another set of that rank, or a run, takes the rest; a run takes every natural it covers
+unless the next run of its suit takes it), at most :data:`MAX_LISTED_GO_DOWNS`; for hand 7, the distinct
+ways to lay down all but one card. *Distinct*: as a multiset of melds, each the multiset of its cards;
+wild placements within a run and the choice among interchangeable wild cards are collapsed to one
+canonical form (jokers before 2s; a run's extra wilds extend it upwards first). Longer contract melds
+(``at_least``) and other wild choices are for the client to send. See :mod:`engine.contracts` for the
+searches and their limits.
+
+Listed moves are shared, read-only dicts (go-downs are cached per hand, lay-offs per meld): copy one
+before changing it.
 """
 
 from __future__ import annotations
@@ -411,15 +417,15 @@ class ContractRummy(Game):
         return t
 
     def _lay_off_moves(self, s: ContractRummyState, hand: list[Card]) -> list[Move]:
-        limit = s.options["wild_limit"]
-        counts = [0] * 53
-        for c in hand:
-            counts[c] = 1
+        index = _table_index(s)
         moves: list[Move] = []
-        for i in range(len(s.meld_cards)):
-            for c, move in _meld_wants(s, i, limit):
-                if counts[c]:
-                    moves.append(move)
+        last = -1
+        for c in hand:
+            if c != last:
+                last = c
+                found = index.get(c)
+                if found:
+                    moves.extend(found)
         return moves
 
     def apply(
@@ -958,6 +964,32 @@ def _meld_wants(s: ContractRummyState, i: int, limit: str) -> tuple[tuple[Card, 
         _WANTS.clear()
     _WANTS[id(cards)] = (cards, limit, tuple(wants))
     return tuple(wants)
+
+
+# The lay-offs of the whole table by card, cached by the identity of the table's meld_cards list, which
+# is replaced whenever a meld is added or changed (always rebuilt in meld order: the listing order is a
+# function of the state).
+_TABLE_INDEX: dict[int, tuple[list[list[Card]], str, dict[Card, list[Move]]]] = {}
+
+
+def _table_index(s: ContractRummyState) -> dict[Card, list[Move]]:
+    limit = s.options["wild_limit"]
+    table = s.meld_cards
+    entry = _TABLE_INDEX.get(id(table))
+    if entry is not None and entry[0] is table and entry[1] == limit:
+        return entry[2]
+    index: dict[Card, list[Move]] = {}
+    for i in range(len(table)):
+        for c, move in _meld_wants(s, i, limit):
+            found = index.get(c)
+            if found is None:
+                index[c] = [move]
+            else:
+                found.append(move)
+    if len(_TABLE_INDEX) >= 1024:
+        _TABLE_INDEX.clear()
+    _TABLE_INDEX[id(table)] = (table, limit, index)
+    return index
 
 
 def _go_down_json(melds: contracts.GoDown) -> Move:
