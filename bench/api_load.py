@@ -68,6 +68,24 @@ def wait_http(url: str, timeout: float = 30) -> None:
         time.sleep(0.1)
 
 
+def worker_pids(master: int, count: int, timeout: float = 30) -> list[int]:
+    """The gunicorn workers: the master's children."""
+    deadline = time.monotonic() + timeout
+    while True:
+        children = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        if int(f.read().rsplit(")", 1)[1].split()[1]) == master:
+                            children.append(int(entry))
+                except OSError:
+                    continue
+        if len(children) >= count or time.monotonic() > deadline:
+            return children
+        time.sleep(0.1)
+
+
 # -- the client (a separate process) --------------------------------------------------------------
 
 
@@ -122,9 +140,21 @@ class Match:
         self.view = view
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of the server processes (gunicorn workers and Redis), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
 async def phase(host: str, port: int, kind: str, duration: float, max_requests: int,
                 shared: dict[str, Any]) -> dict[str, Any]:
     latencies: list[float] = []
+    cpu_before = cpu_seconds(shared["pids"])
     errors = 0
     stop_at = time.perf_counter() + duration
 
@@ -160,9 +190,11 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
     started = time.perf_counter()
     await asyncio.gather(*(worker(i) for i in range(CONNECTIONS)))
     elapsed = time.perf_counter() - started
+    server_cpu = cpu_seconds(shared["pids"]) - cpu_before
     latencies.sort()
     n = len(latencies)
     return {
+        "server_cpu_ms_per_request": round(server_cpu * 1000 / n, 3) if n else None,
         "requests": n,
         "errors": errors,
         "seconds": round(elapsed, 3),
@@ -198,9 +230,12 @@ async def setup(host: str, port: int, matches_per_conn: int) -> dict[str, Any]:
     return shared
 
 
-async def client_main(host: str, port: int, duration: float, rounds: int, max_requests: int) -> dict[str, Any]:
+async def client_main(host: str, port: int, duration: float, rounds: int, max_requests: int,
+                      pids: list[int]) -> dict[str, Any]:
     shared = await setup(host, port, 3)
-    await phase(host, port, "healthz", min(1.0, duration), max_requests, shared)  # warm-up
+    shared["pids"] = pids
+    for kind in ("healthz", "legal_moves", "moves"):  # warm-up: first requests, caches, connections
+        await phase(host, port, kind, min(1.0, duration), max_requests, shared)
     results: dict[str, list[dict[str, Any]]] = {"healthz": [], "legal_moves": [], "moves": []}
     for r in range(rounds):
         order = ["healthz", "legal_moves", "moves"] if r % 2 == 0 else ["moves", "legal_moves", "healthz"]
@@ -217,6 +252,7 @@ def summarize(raw: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     for kind, runs in raw.items():
         out[kind] = {
             "rps": round(statistics.median(r["rps"] for r in runs), 1),
+            "server_cpu_ms_per_request": round(statistics.median(r["server_cpu_ms_per_request"] for r in runs), 3),
             "p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
             "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
             "requests": sum(r["requests"] for r in runs),
@@ -226,6 +262,11 @@ def summarize(raw: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     floor = out["healthz"]["rps"] or 1.0
     out["legal_moves_vs_healthz"] = round(out["legal_moves"]["rps"] / floor, 3)
     out["moves_vs_healthz"] = round(out["moves"]["rps"] / floor, 3)
+    # the same ratios from the server's CPU time per request (workers + Redis): what the throughput ratios
+    # would be on an otherwise idle machine, much less sensitive to other load than wall-clock rates
+    base_cpu = out["healthz"]["server_cpu_ms_per_request"]
+    out["cpu_capacity_legal_moves_vs_healthz"] = round(base_cpu / out["legal_moves"]["server_cpu_ms_per_request"], 3)
+    out["cpu_capacity_moves_vs_healthz"] = round(base_cpu / out["moves"]["server_cpu_ms_per_request"], 3)
     out["goals"] = {
         "legal_moves_vs_healthz>=0.6": out["legal_moves_vs_healthz"] >= 0.6,
         "moves_vs_healthz>=0.4": out["moves_vs_healthz"] >= 0.4,
@@ -244,13 +285,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-requests", type=int, default=200_000, help="cap per phase")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--client", nargs=2, metavar=("HOST", "PORT"), help=argparse.SUPPRESS)
+    parser.add_argument("--pids", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.smoke:
         args.duration, args.rounds = 1.0, 1
 
     if args.client:  # the load generator, in its own process
         raw = asyncio.run(client_main(args.client[0], int(args.client[1]), args.duration, args.rounds,
-                                      args.max_requests))
+                                      args.max_requests, [int(p) for p in args.pids.split(",")]))
         print(json.dumps(raw))
         return 0
 
@@ -263,12 +305,14 @@ def main(argv: list[str] | None = None) -> int:
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
                    CARDTABLE_BIND=f"127.0.0.1:{http_port}", CARDTABLE_WORKERS=str(args.workers),
-                   PROMETHEUS_MULTIPROC_DIR=tmp, PYTHONPATH=str(ROOT))
+                   PROMETHEUS_MULTIPROC_DIR=tmp, PYTHONPATH=str(ROOT), CARDTABLE_MAX_REQUESTS="0")
         procs.append(subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "service/gunicorn.conf.py"),
                                        "service.app:create_app()"], env=env, cwd=ROOT,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_http(f"http://127.0.0.1:{http_port}/readyz")
+        server_pids = [procs[0].pid, *worker_pids(procs[1].pid, args.workers)]
         client = subprocess.run([sys.executable, __file__, "--client", "127.0.0.1", str(http_port),
+                                 "--pids", ",".join(map(str, server_pids)),
                                  "--duration", str(args.duration), "--rounds", str(args.rounds),
                                  "--max-requests", str(args.max_requests)],
                                 capture_output=True, text=True, timeout=600, check=False)
@@ -292,9 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         for kind in ("healthz", "legal_moves", "moves"):
             r = result[kind]
             print(f"{kind:12s} {r['rps']:9.1f} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
-                  f"errors {r['errors']}")
+                  f"server CPU {r['server_cpu_ms_per_request']:.3f} ms/req  errors {r['errors']}")
         print(f"legal-moves / healthz = {result['legal_moves_vs_healthz']:.2f}   "
-              f"moves / healthz = {result['moves_vs_healthz']:.2f}")
+              f"moves / healthz = {result['moves_vs_healthz']:.2f}   (by server CPU: "
+              f"{result['cpu_capacity_legal_moves_vs_healthz']:.2f}, {result['cpu_capacity_moves_vs_healthz']:.2f})")
     return 0
 
 

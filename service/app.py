@@ -73,6 +73,9 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(stateless.bp)
     app.register_blueprint(ops.bp)
     _register_optional(app)
+    from engine.registry import all_games
+
+    all_games()  # import every game now (at worker boot), not during a first request
     return app
 
 
