@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+from typing import Any
 
 bind = os.environ.get("CARDTABLE_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("CARDTABLE_WORKERS", "0")) or multiprocessing.cpu_count()
@@ -37,12 +38,12 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_metrics_dir
 
 
-def child_exit(server, worker):  # type: ignore[no-untyped-def]
+def child_exit(server: Any, worker: Any) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
 
 
-def on_exit(server):  # type: ignore[no-untyped-def]
+def on_exit(server: Any) -> None:
     if _own_metrics_dir:
         shutil.rmtree(_own_metrics_dir, ignore_errors=True)
