@@ -721,26 +721,30 @@ def exact_go_downs(hand: Sequence[Card], limit: str, cap: int, keep_out: Card | 
     # quick reject: a suit whose natural cards are of 3+ ranks cannot be emptied by the set (one rank) and
     # the card left over (one card), so it needs a run: more than two such suits, no way
     ranks_in_suit = [0, 0, 0, 0]
+    per_suit = [0, 0, 0, 0]  # non-2 natural cards per suit; a set of rank r takes the r's, runs the rest
+    counts = [0] * 53
     for c in hand:
+        counts[c] += 1
         if c != JOKER and c % 13 != 1:
             ranks_in_suit[c // 13] |= 1 << (c % 13)
+            per_suit[c // 13] += 1
     if sum(1 for m in ranks_in_suit if m.bit_count() >= 3) > 2:
         return []
-    counts = _counts(hand)
     found: dict[GoDown, None] = {}
     budget = [NODE_BUDGET]
-    # non-2 natural cards per suit; a set of rank r takes the r's, two runs must take all the rest
-    per_suit = [sum(counts[c] for c in range(s * 13, s * 13 + 13) if c % 13 != 1) for s in range(4)]
     distinct = sorted(set(hand))
+    present = ranks_in_suit[0] | ranks_in_suit[1] | ranks_in_suit[2] | ranks_in_suit[3]
+    if counts[1] or counts[14] or counts[27] or counts[40]:
+        present |= 2
     for rank in range(1, 14):
-        rank_cards = (1, 14, 27, 40) if rank == 2 else (rank - 1, rank + 12, rank + 25, rank + 38)
-        if not any(counts[c] for c in rank_cards):
+        if not present >> (rank - 1) & 1:
             continue
-        foreign = [per_suit[s] - (0 if rank == 2 else counts[rank_cards[s]]) for s in range(4)]
-        busy = [s for s in range(4) if foreign[s]]
-        if len(busy) > 3:
+        rank_cards = _RANK_CARDS[rank]
+        foreign = per_suit if rank == 2 else [per_suit[su] - counts[rank_cards[su]] for su in range(4)]
+        busy = (foreign[0] > 0) + (foreign[1] > 0) + (foreign[2] > 0) + (foreign[3] > 0)
+        if busy > 3:
             continue
-        if len(busy) == 3:
+        if busy == 3:
             # the card left over must be the only card of a third suit
             lefts = [c for c in distinct if c != JOKER and c % 13 != 1 and c % 13 + 1 != rank
                      and foreign[c // 13] == 1]
@@ -750,7 +754,7 @@ def exact_go_downs(hand: Sequence[Card], limit: str, cap: int, keep_out: Card | 
             if left == keep_out or len(found) >= cap or budget[0] <= 0:
                 continue
             counts[left] -= 1
-            if any(counts[c] for c in rank_cards):
+            if counts[rank_cards[0]] or counts[rank_cards[1]] or counts[rank_cards[2]] or counts[rank_cards[3]]:
                 _exact_for_rank(counts, rank, limit, cap, found, budget)
             counts[left] += 1
     return list(found)
