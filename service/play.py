@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import threading
 import time
@@ -46,6 +47,8 @@ from service.store import (
 )
 
 MAX_SEED = 2**62
+
+log = logging.getLogger("cardtable.service")
 
 
 def _dumps(value: Any) -> str:
@@ -253,6 +256,7 @@ def _received(before: list[Counter[int]], after: list[Counter[int]]) -> dict[str
 class Played:
     state: State
     entries: list[dict[str, Any]]
+    error: ApiError | None = None  # why the AI stopped early, if it failed
 
 
 def play_move(game: Game, state: State, move: Mapping[str, Any], seat: int, version: int,
@@ -304,9 +308,18 @@ class Autoplayer:
             assert seat is not None
             level = int(stored.seats[seat]["ai"].get("level", self.config.ai_default_level))
             view = game.observation(state, seat)
-            decision = self.decide(game, view, level, self.config.ai_move_time_ms,
-                                   (seed_base * 1_000_003 + version) % MAX_SEED, "seat")
-            state, entry, hands = play_move(game, state, decision.move, seat, version, ai=True, hands=hands)
+            try:
+                decision = self.decide(game, view, level, self.config.ai_move_time_ms,
+                                       (seed_base * 1_000_003 + version) % MAX_SEED, "seat")
+                state, entry, hands = play_move(game, state, decision.move, seat, version, ai=True, hands=hands)
+            except ApiError as exc:
+                return Played(state, entries, exc)
+            except Exception as exc:
+                # a failing AI must not lose the human move before it: keep what was played, log, and let
+                # /advance retry the AI turn later
+                log.exception("the AI failed to play seat %s of match %s", seat, stored.match_id)
+                return Played(state, entries, ApiError("ai_unavailable", f"the AI failed to move "
+                                                       f"({exc.__class__.__name__}); retry with /advance"))
             entries.append(entry)
             version += 1
         return Played(state, entries)
@@ -349,6 +362,8 @@ def create_match(store: MatchStore, autoplayer: Autoplayer, body: Mapping[str, A
              "setup": body.get("setup")}
     stored = StoredMatch(match_id, game.info.id, 0, "", seats, start, [], time.time())
     played = autoplayer.run(stored, game, state, 0)
+    if played.error is not None:  # a match whose AI seats cannot play is not created
+        raise played.error
     stored.version = len(played.entries)
     stored.state = _dumps(game.to_json(played.state))
     human = next((i for i, t in enumerate(tokens) if t is not None), None)
@@ -436,6 +451,8 @@ def advance(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, seat:
         raise ApiError("stale_version", f"expected_version is {expected_version} but the match is at version "
                        f"{match.version}", extra={"version": match.version})
     played = autoplayer.run(match.stored, match.game, match.state, match.version)
+    if played.error is not None and not played.entries:
+        raise played.error
     new_version = match.version + len(played.entries)
     if played.entries:
         _save(store, match, new_version, played.state, played.entries, None)

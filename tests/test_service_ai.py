@@ -120,3 +120,27 @@ def test_ai_endpoints_are_rate_limited_per_ip_and_per_token(redis_server: RedisS
     assert client.post(f"/v1/games/{TT}/best-move", json=body, environ_base=other).status_code == 200
     for _ in range(6):
         assert client.get(f"/v1/matches/{m['match_id']}", environ_base=ip).status_code == 200
+
+
+def test_a_failing_ai_keeps_the_human_move_and_advance_retries(ai_client: Any, monkeypatch: Any) -> None:
+    import ai
+
+    m = create(ai_client, TT, players=[{"name": "me"}, {"ai": {"level": 1}}], seed=8,
+               setup={"hands": [["2C", "7D", "KS"], ["4H", "9H", "QS"]], "dealer": 1})
+    mid, token = m["match_id"], m["seats"][0]["token"]
+    ai_client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
+                   json={"move": {"type": "draw", "source": "stock"}, "expected_version": 0})
+    real = ai.choose_move
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("AI bug")
+
+    monkeypatch.setattr(ai, "choose_move", broken)
+    r = ai_client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
+                       json={"move": {"type": "discard", "card": "KS"}, "expected_version": 1})
+    assert r.status_code == 200 and r.get_json()["version"] == 2 and r.get_json()["view"]["to_move"] == 1
+    r = ai_client.post(f"/v1/matches/{mid}/advance", json={"expected_version": 2})
+    assert r.status_code == 503 and r.get_json()["code"] == "ai_unavailable" and "Traceback" not in r.text
+    monkeypatch.setattr(ai, "choose_move", real)
+    r = ai_client.post(f"/v1/matches/{mid}/advance", json={"expected_version": 2})
+    assert r.status_code == 200 and r.get_json()["version"] >= 4 and r.get_json()["view"]["to_move"] == 0
