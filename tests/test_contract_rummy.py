@@ -711,7 +711,7 @@ def test_hands_holding_a_contract_list_a_way_to_go_down(limit):
     checked = 0
     for trial in range(300):
         hand_no = 1 + trial % 6
-        sets, runs, run_size, deal = CONTRACTS[hand_no]
+        sets, runs, run_size, _ = CONTRACTS[hand_no]
         left = Counter(deck)
         hand = _plant(rng, left, limit, sets, runs, run_size, extra_sizes=False)
         if hand is None:
@@ -743,3 +743,36 @@ def test_hand_7_lists_planted_whole_hand_arrangements():
             assert sum(len(m[2]) for m in down) == len(hand)
         checked += 1
     assert checked > 200
+
+
+def test_empty_stock_reshuffles_the_discard_pile_but_its_top_card():
+    state = setup([7, 7, 7], discard="KH")
+    spec = GAME.to_json(state)
+    pile = spec["stock"] + spec["discard"]  # move the whole stock under the top discard
+    state = GAME.from_json({**spec, "stock": [], "discard": pile})
+    state, events = GAME.apply(state, {"type": "draw"})
+    while state.phase == "buy":
+        state, events = GAME.apply(state, {"type": "pass"})
+    shuffle = next(e for e in events if e["type"] == "reshuffle")
+    assert shuffle["cards"] == len(pile) - 1
+    assert state.discard == [parse_card("KH")] and len(state.stock) == len(pile) - 2
+    assert len(state.hands[0]) == 8
+
+
+def test_round_ends_when_no_card_can_be_drawn():
+    options = {"decks": 1, "jokers_per_deck": 0}
+    deck = sorted(GAME.deck(3, GAME.check_options(options)))
+    sizes = [7 + 2 * 8, 7 + 2 * 6, 7 + 2 * 1]  # every card but one in hand, thanks to buys
+    hands, at = [], 0
+    for n in sizes:
+        hands.append([CARD_NAMES[c] for c in deck[at:at + n]])
+        at += n
+    spec = {"hands": hands, "discard": [CARD_NAMES[deck[-1]]], "stock": [], "buys": [8, 6, 1], "to_move": 0}
+    state = GAME.from_setup(3, spec, options)
+    state, events = GAME.apply(state, {"type": "draw"})
+    while state.phase == "buy":
+        state, events = GAME.apply(state, {"type": "pass"})
+    end = next(e for e in events if e["type"] == "round_end")
+    assert end["reason"] == "stock_exhausted" and end["went_out"] is None
+    assert end["scores"] == [card_points(parse_cards(h)) for h in hands]
+    assert state.round == 2
