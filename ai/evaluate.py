@@ -51,6 +51,8 @@ def win_chance_from_margin(margin: float, scale: float) -> float:
 class Evaluator:
     """The generic fallback, and the base of the per-game evaluators."""
 
+    #: extra orbits of look-ahead this game's worlds are played out (cheap games with a crude leaf gain)
+    extra_orbits: int = 0
     #: points of margin that make a round about 3:1 in the seat's favour (for :func:`win_chance_from_margin`)
     margin_scale: float = 10.0
 
@@ -85,6 +87,10 @@ class Evaluator:
         let the seat choose knowing the sampled card, so the model policy decides instead.
         """
         return True
+
+    def own_candidates(self, game: Game, state: State, moves: list[Move]) -> list[Move]:
+        """The moves worth a leaf when the seat maximises inside the search (default: all of them)."""
+        return moves
 
     def deal(self, game: Game, view: Observation) -> DealFn | None:
         """The belief model for re-dealing the unseen cards of ``view`` (None: uniform)."""

@@ -27,7 +27,9 @@
 **Determinism and the clock.** Worlds are evaluated in fixed batches
 (``batch`` worlds each; the first batch is one world). The clock is read only
 *between* batches: a new batch starts only if the time spent so far plus the
-mean batch time fits in the budget. Everything else is a pure function of
+mean batch time fits in the budget. (One exception keeps the budget on a
+machine far too slow for it: if the budget runs out inside the very first
+world, the candidate moves that world has not reached yet are dropped.) Everything else is a pure function of
 ``(view, level, time_ms, seed)``: worlds, policies, pruning and ranking. So a
 decision is a deterministic function of those inputs *and of the number of
 batches completed*, which ``Decision.samples`` reports: two calls with the same
@@ -157,7 +159,7 @@ def search(
         raise ValueError(f"time_ms must be positive, not {time_ms!r}")
     ratio = budget / default_budget
     target = max(1, round(lv.samples * ratio))
-    orbits = lv.orbits + (1 if ratio >= 4 else 0)
+    orbits = lv.orbits + (1 if ratio >= 4 else 0) + (ev.extra_orbits if lv.orbits else 0)
     use_belief = lv.belief if belief is None else belief
     deal = ev.deal(game, view) if use_belief else None
     deadline = start + budget / 1000.0
@@ -197,7 +199,11 @@ def search(
         for k in range(done, done + size):
             wrng = random.Random(f"ai/{seed}/{k}")
             world = game.determinize(view, wrng, deal=deal)
-            for i in active:
+            for j, i in enumerate(active):
+                if k == 0 and j and time.perf_counter() > deadline:
+                    # even one world does not fit: keep the candidates it reached (the only cut inside a batch)
+                    candidates = active = active[:j]
+                    break
                 runner = _Runner(game, ev, seat, world, orbits, random.Random(f"ai/{seed}/{k}/policy"))
                 leaf = runner.after_move(world, legal[i])
                 stats[i].add(leaf)
@@ -294,7 +300,7 @@ class _Runner:
                 if others_moved:
                     orbits_left -= 1
                     others_moved = False
-                    if orbits_left < 0:
+                    if orbits_left <= 0:
                         break
                 move = self._own_choice(state, in_root_turn=not others_moved and orbits_left == self.orbits)
             else:
@@ -318,6 +324,7 @@ class _Runner:
         if (not in_root_turn or len(moves) > OWN_BRANCH_LIMIT
                 or not self.ev.can_maximise(self.game, state)):
             return self.ev.policy(self.game, state, self.rng)
+        moves = self.ev.own_candidates(self.game, state, moves)
         best, best_value = moves[0], -math.inf
         for m in moves:
             nxt = self.apply(state, m, check=False)[0]

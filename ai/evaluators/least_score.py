@@ -15,10 +15,14 @@ declare worth more than playing on.
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
-from ai.evaluate import Evaluator, Leaf, register_evaluator
+from ai.belief import weighted_deal
+from ai.evaluate import DealFn, Evaluator, Leaf, register_evaluator
 from engine.cards import CARD_NAMES
 from engine.game import Game, Move, Observation, State
 from engine.games import least_score as ls
@@ -26,6 +30,7 @@ from engine.games import least_score as ls
 MEAN_DECK_VALUE = 85 / 13  # the mean value of a random card of a full deck
 NEXT_TURN_WEIGHT = 0.5  # how much of a seat's next-turn shedding counts at a leaf
 DECLARE_AT = 5  # the model policy declares with a total this low or lower
+LOW_CARD_BELIEF = 0.07  # per turn played: how much a hidden hand leans to low cards (players shed high ones)
 
 
 @lru_cache(maxsize=65536)
@@ -94,6 +99,20 @@ class LeastScoreEvaluator(Evaluator):
             return {"type": "declare"}
         _, group = best_shed(tuple(hand), s.options["sequence_same_suit"])
         return {"type": "discard", "cards": [CARD_NAMES[c] for c in group]}
+
+    def deal(self, game: Game, view: Observation) -> DealFn | None:
+        """Hidden hands lean to low cards, more so the more turns their owners have played this deal."""
+        players_in = max(1, sum(1 for o in view["out"] if not o))
+        turns = view["turns_in_round"] / players_in
+        beta = LOW_CARD_BELIEF * min(turns, 5.0)
+        if beta <= 0:
+            return None
+        factor = [math.exp(-beta * v) for v in ls.VALUE]
+
+        def weight(zone: Mapping[str, Any], card: int) -> float | None:
+            return factor[card] if zone.get("zone") == "hand" else None
+
+        return weighted_deal(weight)
 
     def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
         hand = view["hand"]

@@ -23,6 +23,7 @@ from engine.games import less_than_three as lt3
 LEAD_TEMPO = 0.7  # plays a lead is worth in the race
 SWEEP_TEMPO = 0.6  # plays an unused sweep (usable this round) is worth
 RACE_SCALE = 1.2  # plays of advantage that make the race about 70:30
+SWEEP_CARD_VALUE = 1.0  # points a sweep card still held is worth over the rest of the game
 LEFT_AT_END = 0.6  # share of its cards the race's loser still holds at the end, on average
 
 _PLAYS: dict[int, int] = {0: 0}
@@ -71,6 +72,7 @@ def _play(meld: ClimbMeld, knock: bool = False) -> Move:
 
 class LessThanThreeEvaluator(Evaluator):
     margin_scale = 5.0
+    extra_orbits = 7  # a round is short: play the worlds out to (nearly) its end
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
@@ -87,7 +89,8 @@ class LessThanThreeEvaluator(Evaluator):
         p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, edge / RACE_SCALE))))
         gain = lt3.SHED_BONUS + LEFT_AT_END * sizes[other]
         loss = lt3.SHED_BONUS + LEFT_AT_END * sizes[seat]
-        return Leaf(p * gain - (1 - p) * loss, p)
+        future = SWEEP_CARD_VALUE * (s.sweeps[seat] - s.sweeps[other]) * min(1.0, (lt3.ROUNDS - s.round) / 2)
+        return Leaf(p * gain - (1 - p) * loss + future, p)
 
     def policy(self, game: Game, state: State, rng: random.Random) -> Move:
         s = state

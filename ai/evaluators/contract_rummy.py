@@ -1,0 +1,213 @@
+"""Contract rummy (RULES.md §4): contract progress before going down, lay-offs after.
+
+Leaf: each hand's expected R9 score. A seat not yet down is measured by how
+many cards its hand still *misses* to meet the hand's contract (the best
+sets by natural count, the best run windows per suit, wilds filling gaps —
+a quick estimate, not a solver): with nothing missing it goes down next, and
+each missing card makes it likelier to be caught holding its whole hand. A
+seat that is down scores the cards it cannot lay off on the table. The value
+is the others' mean expected score minus the seat's; the round is won by the
+lowest.
+
+Model policy: take the discard (or, as a buyer, buy) only if it lowers the
+cards missing; go down as soon as possible; lay off whatever fits; discard
+the card that fits the contract least, the most expensive first.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+
+from ai.evaluate import Evaluator, Leaf, register_evaluator
+from engine import contracts
+from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
+from engine.game import Game, Move, Observation, State
+from engine.games import contract_rummy as cr
+
+STUCK_BASE = 0.35  # share of its points a hand one step from going down still expects to keep
+STUCK_PER_MISSING = 0.15  # and each further missing card adds this share
+LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still expected at the end
+
+
+def _is_wild(card: Card) -> bool:
+    return card == JOKER or card % 13 == 1
+
+
+def missing_cards(hand: list[Card] | tuple[Card, ...], round_no: int) -> int:
+    """Cards the hand lacks to meet round ``round_no``'s contract (0: it can go down, roughly)."""
+    return _missing(tuple(sorted(hand)), round_no)
+
+
+@lru_cache(maxsize=200_000)
+def _missing(hand: tuple[Card, ...], round_no: int) -> int:
+    sets, runs, run_size, _ = cr.CONTRACTS[round_no]
+    wilds = 0
+    suit_mask = [0, 0, 0, 0]
+    for c in hand:
+        if _is_wild(c):
+            wilds += 1
+            continue
+        suit, rank = divmod(c, 13)
+        suit_mask[suit] |= 1 << (rank + 1)
+        if rank == 0:
+            suit_mask[suit] |= 1 << 14  # an ace also stands high
+    used = [0, 0, 0, 0]
+    missing = 0
+    if runs:
+        full = (1 << run_size) - 1
+        windows = sorted(
+            (run_size - (suit_mask[suit] & (full << low)).bit_count(), suit, full << low)
+            for suit in range(4)
+            for low in range(1, 16 - run_size)
+        )
+        taken = 0
+        for miss, suit, window in windows:
+            if taken == runs:
+                break
+            if window & used[suit]:
+                continue
+            used[suit] |= window
+            missing += miss
+            taken += 1
+    if sets:
+        by_rank = [0] * 13
+        for c in hand:
+            if not _is_wild(c):
+                suit, rank = divmod(c, 13)
+                if not used[suit] >> (rank + 1) & 1:
+                    by_rank[rank] += 1
+        best = sorted(by_rank, reverse=True)[:sets]
+        missing += sum(max(0, cr.SET_SIZE - n) for n in best)
+    return max(0, missing - wilds)
+
+
+def _layable(s: cr.ContractRummyState) -> set[Card]:
+    limit = s.options["wild_limit"]
+    out: set[Card] = set()
+    for i in range(len(s.meld_cards)):
+        for c, _, _ in contracts.meld_wants((s.meld_suit[i], s.meld_low[i], tuple(s.meld_cards[i])), limit):
+            out.add(c)
+    return out
+
+
+def expected_points(hand: list[Card], down: bool, round_no: int, layable: set[Card]) -> float:
+    points = cr.card_points(hand)
+    if down:
+        off = sum(cr.CARD_POINTS[c] for c in hand if c in layable)
+        return points - (1 - LAY_OFF_KEEP) * off
+    miss = missing_cards(hand, round_no)
+    if miss == 0:
+        return 0.3 * points
+    return points * min(1.0, STUCK_BASE + STUCK_PER_MISSING * (miss - 1))
+
+
+class ContractRummyEvaluator(Evaluator):
+    margin_scale = 20.0
+
+    def leaf(self, game: Game, state: State, seat: int) -> Leaf:
+        s = state
+        assert isinstance(s, cr.ContractRummyState)
+        layable = _layable(s) if s.meld_cards else set()
+        est = [expected_points(h, bool(s.down[i]), s.round, layable) for i, h in enumerate(s.hands)]
+        mine = est[seat]
+        others = [e for i, e in enumerate(est) if i != seat]
+        low = min(est)
+        win = 1.0 / est.count(low) if mine == low else 0.0
+        return Leaf(sum(others) / len(others) - mine, win)
+
+    def policy(self, game: Game, state: State, rng: random.Random) -> Move:
+        s = state
+        assert isinstance(s, cr.ContractRummyState)
+        seat = s.to_move
+        assert seat is not None
+        hand = s.hands[seat]
+        if s.phase in (cr.DRAW, cr.BUY):
+            top = s.discard[-1] if s.discard else None
+            good = top is not None and self._wants(s, seat, top)
+            if s.phase == cr.DRAW:
+                return {"type": "take_discard"} if good else {"type": "draw"}
+            return {"type": "buy"} if good and not s.down[seat] and len(hand) <= 12 else {"type": "pass"}
+        moves = game.legal_moves(s)
+        for kind in ("go_down", "lay_off"):
+            for m in moves:
+                if m["type"] == kind:
+                    return m
+        discards = [m for m in moves if m["type"] == "discard"]
+        return max(discards, key=lambda m: self._discard_key(s, seat, parse_card(m["card"])))
+
+    def _wants(self, s: cr.ContractRummyState, seat: int, card: Card) -> bool:
+        hand = s.hands[seat]
+        if s.down[seat]:
+            return card in _layable(s)
+        if _is_wild(card):
+            return True
+        return missing_cards([*hand, card], s.round) < missing_cards(hand, s.round)
+
+    def _discard_key(self, s: cr.ContractRummyState, seat: int, card: Card) -> tuple[float, int]:
+        hand = s.hands[seat]
+        if _is_wild(card):
+            return (-100.0, card)
+        if s.down[seat]:
+            return (cr.CARD_POINTS[card] - (50 if card in _layable(s) else 0), card)
+        rest = list(hand)
+        rest.remove(card)
+        worse = missing_cards(rest, s.round) - missing_cards(hand, s.round)
+        return (cr.CARD_POINTS[card] - 30.0 * worse, card)
+
+    def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
+        hand = parse_cards(view["hand"])
+        contract = view["contract"]["text"]
+        miss = missing_cards(hand, view["round"])
+        top = view["discard"][-1] if view["discard"] else None
+        kind = move["type"]
+        if kind == "go_down":
+            melds = "; ".join(" ".join(m["cards"]) for m in move["melds"])
+            used = sum(len(m["cards"]) for m in move["melds"])
+            return f"goes down with {melds} ({contract}), leaving {len(hand) - used} cards in hand"
+        if kind == "lay_off":
+            return f"lays off {move['card']} on meld {move['meld']}: {cr.CARD_POINTS[parse_card(move['card'])]} " \
+                   "points fewer in hand"
+        if kind == "discard":
+            card = move["card"]
+            return (f"discards {card} ({cr.CARD_POINTS[parse_card(card)]} points), the card that helps least "
+                    f"toward {contract}; {miss} cards still missing" if not view["down"][view["seat"]]
+                    else f"discards {card} ({cr.CARD_POINTS[parse_card(card)]} points), which fits no meld on "
+                    "the table")
+        after = missing_cards([*hand, parse_card(top)], view["round"]) if top else miss
+        group = _best_group(hand)
+        keeps = f"; its best group is {' '.join(CARD_NAMES[c] for c in group)}" if group else ""
+        if kind in ("take_discard", "buy"):
+            what = "takes" if kind == "take_discard" else "buys (with a penalty card)"
+            mates = _partners(parse_card(top), hand) if top else []
+            joins = f", joining {' '.join(CARD_NAMES[c] for c in mates)}" if mates else ""
+            return (f"{what} {top} from the discard pile{joins}: {after} cards missing for {contract} "
+                    f"instead of {miss}")
+        if kind == "pass":
+            return f"passes on {top}: it would leave {after} cards missing for {contract} (now {miss}){keeps}"
+        return (f"draws from the stock: {top} would leave {after} cards missing for {contract} (now {miss}){keeps}"
+                if top else f"draws from the stock; {miss} cards missing for {contract}{keeps}")
+
+
+def _partners(card: Card, hand: list[Card]) -> list[Card]:
+    """The natural cards of ``hand`` that ``card`` could meld with: its rank, or its suit within 3 ranks."""
+    if _is_wild(card):
+        return []
+    return [c for c in hand if not _is_wild(c)
+            and (c % 13 == card % 13 or (c // 13 == card // 13 and 0 < abs(c - card) <= 3))]
+
+
+def _best_group(hand: list[Card]) -> list[Card]:
+    """The largest group of the hand's natural cards sharing a rank, or a suit within a 4-rank window."""
+    naturals = [c for c in hand if not _is_wild(c)]
+    best: list[Card] = []
+    for c in naturals:
+        same = [d for d in naturals if d % 13 == c % 13]
+        near = [d for d in naturals if d // 13 == c // 13 and 0 <= d - c <= 3]
+        for group in (same, near):
+            if len(group) > len(best):
+                best = group
+    return best if len(best) >= 2 else []
+
+
+EVALUATOR = register_evaluator("contract-rummy", ContractRummyEvaluator())

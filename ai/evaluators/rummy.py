@@ -1,0 +1,290 @@
+"""Three Thirteen and Threezies (RULES.md §2-3): deadwood now, and the cards that would lower it.
+
+Leaf: each hand's expected round score is its minimum deadwood (the exact
+solver, :mod:`engine.melds`) less what its owner can hope to shed before the
+round ends: if ``u`` of the ``S`` cards in this world's stock are *useful* to
+the hand (a wild, or a card making a 3-card set or run with two cards of the
+hand — which also covers cards that extend a meld and free a deadwood card),
+the chance that one of its next ``T`` draws is useful is ``1 - (1 - u/S)^T``,
+and such a draw sheds about one deadwood card. A hand fully melded now goes
+out on its next turn (score 0). The leaf's value is the others' mean expected
+score minus the seat's; the round is won by the lowest expected score.
+
+Model policy (the other seats, and the seat's own later turns): go out when
+possible; take the top discard only if it lowers the best deadwood (checked
+with the solver only when the card could join a meld at all); discard the card
+that leaves the least deadwood, ties to the highest card.
+
+Belief (:mod:`ai.belief`): a player who took a card from the discard pile
+(``known``) is likely to hold cards that meld with it; cards that sat in the
+discard pile were passed on (or thrown) by the others, so their hands are less
+likely to hold cards that meld with those. Measured by ``bench/ai_strength.py
+--opponents ai-nobelief``.
+
+Costly solver calls are cached per hand (the same hands recur across the
+sampled worlds and candidate moves): :func:`deadwood` and
+:func:`discard_scores` keep one dict per :class:`~engine.melds.MeldRules`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from ai.belief import weighted_deal
+from ai.evaluate import DealFn, Evaluator, Leaf, register_evaluator
+from engine import melds
+from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
+from engine.game import Game, Move, Observation, State
+from engine.games.three_thirteen import RummyRoundsState
+
+TURNS_AHEAD = 3  # draws a hand can still hope to improve with, at a leaf
+SHED_PER_USEFUL_DRAW = 5.0  # points a useful draw sheds, at most the hand's deadwood
+CACHE_LIMIT = 300_000
+BELIEF_NEAR_KNOWN = 2.0  # weight of a card that melds with a card the seat took from the pile
+BELIEF_NEAR_PILE = 0.5  # weight of a card that melds with a card left in the discard pile
+
+_caches: dict[int, tuple[melds.MeldRules, dict[tuple[Card, ...], int], dict[tuple[Card, ...], dict[Card, int]]]] = {}
+
+
+def _cache(rules: melds.MeldRules) -> tuple[dict[tuple[Card, ...], int], dict[tuple[Card, ...], dict[Card, int]]]:
+    entry = _caches.get(id(rules))
+    if entry is None or entry[0] is not rules:
+        if len(_caches) > 64:
+            _caches.clear()
+        entry = _caches[id(rules)] = (rules, {}, {})
+    return entry[1], entry[2]
+
+
+def deadwood(hand: tuple[Card, ...], rules: melds.MeldRules) -> int:
+    """Cached :func:`engine.melds.min_deadwood` of a sorted hand tuple."""
+    table, _ = _cache(rules)
+    got = table.get(hand)
+    if got is None:
+        if len(table) > CACHE_LIMIT:
+            table.clear()
+        got = table[hand] = melds.min_deadwood(hand, rules)
+    return got
+
+
+def discard_scores(hand: tuple[Card, ...], rules: melds.MeldRules) -> dict[Card, int]:
+    """Cached :func:`engine.melds.discard_scores` of a sorted hand tuple."""
+    _, table = _cache(rules)
+    got = table.get(hand)
+    if got is None:
+        if len(table) > CACHE_LIMIT:
+            table.clear()
+        got = table[hand] = melds.discard_scores(hand, rules)
+    return got
+
+
+def _shape(hand: tuple[Card, ...], rules: melds.MeldRules) -> tuple[list[int], list[int], int]:
+    """Per rank: natural cards held; per suit: bitmask of natural ranks held (bit r, ace also at 14)."""
+    by_rank = [0] * 15
+    by_suit = [0, 0, 0, 0]
+    wilds = 0
+    for c in hand:
+        if rules.is_wild(c):
+            wilds += 1
+            continue
+        r, s = c % 13 + 1, c // 13
+        by_rank[r] += 1
+        by_suit[s] |= 1 << r
+        if r == 1 and rules.aces == "high_or_low":
+            by_suit[s] |= 1 << 14
+    return by_rank, by_suit, wilds
+
+
+def is_useful(card: Card, shape: tuple[list[int], list[int], int], rules: melds.MeldRules) -> bool:
+    """Whether ``card`` makes a 3-card set or run with two cards of the hand (or is wild)."""
+    if rules.is_wild(card):
+        return True
+    if card == JOKER:
+        return False
+    by_rank, by_suit, wilds = shape
+    r, s = card % 13 + 1, card // 13
+    if by_rank[r] >= 2 or (wilds and by_rank[r] >= 1):
+        return True
+    m = by_suit[s]
+    for p in ((1, 14) if r == 1 and rules.aces == "high_or_low" else (r,)):
+        held = [p + d >= 1 and bool(m >> (p + d) & 1) for d in (-2, -1, 1, 2)]
+        if (held[0] and held[1]) or (held[1] and held[2]) or (held[2] and held[3]):
+            return True
+        if wilds and any(held):
+            return True
+    return False
+
+
+def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, stock: list[Card], turns: int) -> float:
+    """A hand's expected round score: deadwood less the hope of useful draws from ``stock``."""
+    dw = deadwood(hand, rules)
+    if dw == 0 or turns <= 0 or not stock:
+        return float(dw)
+    shape = _shape(hand, rules)
+    useful = sum(1 for c in stock if is_useful(c, shape, rules))
+    hope = 1.0 - (1.0 - useful / len(stock)) ** turns
+    return dw - min(float(dw), SHED_PER_USEFUL_DRAW) * hope
+
+
+class RummyEvaluator(Evaluator):
+    margin_scale = 12.0
+
+    def leaf(self, game: Game, state: State, seat: int) -> Leaf:
+        s = state
+        assert isinstance(s, RummyRoundsState)
+        rules = game.meld_rules(s.options, s.round)  # type: ignore[attr-defined]
+        turns = 1 if s.went_out is not None else TURNS_AHEAD
+        est: list[float] = []
+        for i, hand in enumerate(s.hands):
+            if i == s.went_out:
+                est.append(0.0)
+                continue
+            key = tuple(hand)
+            if len(hand) > game.deal_size(s.round):  # type: ignore[attr-defined]
+                # mid-turn (drawn, not yet discarded): its best discard
+                scores = discard_scores(key, rules)
+                if s.taken is not None and not s.options.get("allow_rediscard"):
+                    scores = {c: v for c, v in scores.items() if c != s.taken} or scores
+                card = min(scores, key=lambda c: (scores[c], -rules.values[c], -c))
+                rest = list(hand)
+                rest.remove(card)
+                key = tuple(rest)
+            est.append(expected_score(key, rules, s.stock, turns))
+        mine = est[seat]
+        others = [e for i, e in enumerate(est) if i != seat]
+        margin = sum(others) / len(others) - mine
+        low = min(est)
+        win = (1.0 / est.count(low)) if mine == low else 0.0
+        if win == 0.0 and mine - low < 3:
+            win = 0.3  # close: the estimates are rough
+        return Leaf(margin, win)
+
+    def own_candidates(self, game: Game, state: State, moves: list[Move]) -> list[Move]:
+        """After a draw, only the go-outs and the 4 discards leaving the least deadwood are worth a leaf."""
+        s = state
+        assert isinstance(s, RummyRoundsState)
+        if s.phase != "discard" or len(moves) <= 5:
+            return moves
+        rules = game.meld_rules(s.options, s.round)  # type: ignore[attr-defined]
+        scores = discard_scores(tuple(s.hands[s.to_move]), rules)  # type: ignore[index]
+        outs = [m for m in moves if m["type"] == "go_out"]
+        if outs:
+            return outs[:1]
+        ranked = sorted(moves, key=lambda m: (scores[parse_card(m["card"])], -rules.values[parse_card(m["card"])]))
+        return ranked[:4]
+
+    def policy(self, game: Game, state: State, rng: random.Random) -> Move:
+        s = state
+        assert isinstance(s, RummyRoundsState)
+        seat = s.to_move
+        assert seat is not None
+        rules = game.meld_rules(s.options, s.round)  # type: ignore[attr-defined]
+        hand = tuple(s.hands[seat])
+        rediscard = bool(s.options.get("allow_rediscard"))
+        if s.phase == "draw":
+            if s.discard:
+                top = s.discard[-1]
+                if is_useful(top, _shape(hand, rules), rules):
+                    scores = discard_scores(tuple(sorted((*hand, top))), rules)
+                    best = min(v for c, v in scores.items() if c != top or rediscard) if len(scores) > 1 else 99
+                    if best < deadwood(hand, rules):
+                        return {"type": "draw", "source": "discard"}
+            return {"type": "draw", "source": "stock"}
+        scores = discard_scores(hand, rules)
+        forbidden = None if rediscard else s.taken
+        card = min((c for c in scores if c != forbidden), key=lambda c: (scores[c], -rules.values[c], -c))
+        if scores[card] == 0 and s.went_out is None:
+            return {"type": "go_out", "card": CARD_NAMES[card]}
+        return {"type": "discard", "card": CARD_NAMES[card]}
+
+    def deal(self, game: Game, view: Observation) -> DealFn | None:
+        rules = game.meld_rules(view["options"], view["round"])  # type: ignore[attr-defined]
+        pile_shape = _shape(tuple(parse_cards(view["discard"][:-1])), rules)
+        known_shapes = {z["seat"]: _shape(tuple(parse_cards(z["known"])), rules)
+                        for z in view["hidden"] if z.get("zone") == "hand" and z.get("known")}
+        if not view["discard"][:-1] and not known_shapes:
+            return None
+
+        def weight(zone: Mapping[str, Any], card: Card) -> float | None:
+            if zone.get("zone") != "hand" or rules.is_wild(card):
+                return None if zone.get("zone") != "hand" else 1.0
+            w = 1.0
+            near = known_shapes.get(zone["seat"])
+            if near is not None and _near(card, near):
+                w *= BELIEF_NEAR_KNOWN
+            if _near(card, pile_shape):
+                w *= BELIEF_NEAR_PILE
+            return w
+
+        return weighted_deal(weight)
+
+    def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
+        rules = game.meld_rules(view["options"], view["round"])  # type: ignore[attr-defined]
+        hand = parse_cards(view["hand"])
+        unseen = game.unseen_cards(view)
+        if move["type"] == "draw":
+            now = deadwood(tuple(hand), rules)
+            if not view["discard"]:
+                return f"draws from the stock (no discard to take); deadwood {now}"
+            top = parse_card(view["discard"][-1])
+            scores = discard_scores(tuple(sorted((*hand, top))), rules)
+            after = min(v for c, v in scores.items() if c != top or view["options"].get("allow_rediscard"))
+            if move["source"] == "discard":
+                return (f"takes {CARD_NAMES[top]} from the discard pile: with it the best discard leaves "
+                        f"{after} deadwood instead of {now}")
+            better = sum(1 for c in unseen if min(discard_scores(tuple(sorted((*hand, c))), rules).values()) < now)
+            return (f"draws from the stock: {CARD_NAMES[top]} would leave {after} deadwood against {now} now, "
+                    f"and {better} of the {len(unseen)} unseen cards would lower it")
+        card = parse_card(move["card"])
+        rest = list(hand)
+        rest.remove(card)
+        arrangement = melds.best_arrangement(rest, rules)
+        before = melds.best_arrangement(hand, rules)
+        if move["type"] == "go_out":
+            groups = "; ".join(" ".join(CARD_NAMES[c] for c in m.cards) for m in arrangement.melds)
+            return f"goes out discarding {CARD_NAMES[card]}: {groups} are all melded"
+        dead_before = [c for c in before.deadwood]
+        if card in dead_before and rules.values[card] == max(rules.values[c] for c in dead_before):
+            why = "the highest card that is in no meld"
+        elif card in dead_before:
+            why = "a card in no meld"
+        else:
+            why = "breaking a meld is worth it here"
+        text = f"discards {CARD_NAMES[card]}, {why}; deadwood {arrangement.score}"
+        partial = _best_partial(arrangement.deadwood, rules, unseen)
+        if partial is not None:
+            cards, outs = partial
+            text += f"; keeps {' '.join(CARD_NAMES[c] for c in cards)}, which {outs} unseen cards would complete"
+        return text
+
+
+def _near(card: Card, shape: tuple[list[int], list[int], int]) -> bool:
+    """Whether ``card`` shares a rank with, or is within 2 ranks in its suit of, a card of ``shape``."""
+    if card == JOKER:
+        return False
+    by_rank, by_suit, _ = shape
+    r, s = card % 13 + 1, card // 13
+    if by_rank[r]:
+        return True
+    m = by_suit[s]
+    return any(r + d >= 1 and m >> (r + d) & 1 for d in (-2, -1, 1, 2))
+
+
+def _best_partial(dead: tuple[Card, ...], rules: melds.MeldRules, unseen: list[Card]) -> tuple[list[Card], int] | None:
+    """The pair or near-run in the deadwood with the most unseen cards that would complete it."""
+    best: tuple[list[Card], int] | None = None
+    naturals = [c for c in dead if not rules.is_wild(c) and c != JOKER]
+    for i, a in enumerate(naturals):
+        for b in naturals[i + 1 :]:
+            shape = _shape((a, b), rules)
+            if a % 13 == b % 13 or (a // 13 == b // 13 and abs(a - b) <= 2):
+                outs = sum(1 for c in unseen if c not in (a, b) and is_useful(c, shape, rules))
+                if outs and (best is None or outs > best[1]):
+                    best = ([a, b], outs)
+    return best
+
+
+_EVALUATOR = RummyEvaluator()
+register_evaluator("three-thirteen", _EVALUATOR)
+register_evaluator("threezies", _EVALUATOR)

@@ -1,0 +1,231 @@
+"""The computer opponent (ai/): legal, deterministic, on time, honest about hidden cards, and sensible.
+
+Positions come from random play with fixed seeds (a few plies into several rounds), so every game and
+phase the engine reaches is exercised; budgets are small so the whole file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+
+import pytest
+
+from ai import LEVELS, Decision, choose_move
+from engine.cards import CARD_NAMES
+from engine.errors import IllegalMoveError, NotYourTurnError
+from engine.game import Game, State, move_key
+from engine.registry import all_games, get_game
+
+PLAYERS = {"contract-rummy": 4, "least-score": 4}
+GAMES = [g.info.id for g in all_games()]
+CARD_TOKEN = re.compile(r"\b(?:[A2-9TJQK][CDHS]|JK)\b")
+
+
+def positions(game: Game, players: int, seed: int, count: int, stride: int = 7) -> list[State]:
+    """``count`` positions of one random game, ``stride`` plies apart (a new game if one ends)."""
+    rng = random.Random(seed)
+    state = game.new_match(players, seed=seed)
+    out: list[State] = []
+    ply = 0
+    while len(out) < count:
+        if state.is_over:
+            seed += 1
+            state = game.new_match(players, seed=seed)
+        if ply % stride == stride - 1:
+            out.append(state)
+        state, _ = game.apply(state, rng.choice(game.legal_moves(state)))
+        ply += 1
+    return out
+
+
+def same_decision(a: Decision, b: Decision) -> bool:
+    ja, jb = a.to_json(), b.to_json()
+    ja.pop("elapsed_ms")
+    jb.pop("elapsed_ms")
+    return ja == jb
+
+
+def legal_keys(game: Game, state: State) -> set[tuple]:
+    return {move_key(m) for m in game.legal_moves(state)}
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_returns_a_legal_move_in_every_phase(game_id):
+    game = get_game(game_id)
+    players = PLAYERS.get(game_id, 2)
+    phases = set()
+    for i, state in enumerate(positions(game, players, seed=11, count=12, stride=5)):
+        view = game.observation(state, state.to_move)
+        decision = choose_move(game, view, level=2, time_ms=60, seed=i)
+        assert move_key(decision.move) in legal_keys(game, state), (decision.move, view["phase"])
+        phases.add(state.phase)
+    assert len(phases) >= 2, f"the positions should cover several phases, got {phases}"
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_decision_fields_are_consistent(game_id):
+    game = get_game(game_id)
+    players = PLAYERS.get(game_id, 2)
+    for i, state in enumerate(positions(game, players, seed=5, count=4)):
+        view = game.observation(state, state.to_move)
+        d = choose_move(game, view, level=3, time_ms=80, seed=i)
+        values = [a["value"] for a in d.alternatives]
+        assert d.alternatives[0]["move"] == d.move
+        assert values == sorted(values, reverse=True)
+        assert 0.0 <= d.win_chance <= 1.0
+        assert d.samples >= 1
+        assert d.level == 3
+        assert d.value >= 0.0
+        if len(d.alternatives) > 1:
+            assert d.value == pytest.approx(values[0] - values[1], abs=0.01)
+        assert isinstance(d.explanation, str) and d.explanation
+        blob = json.loads(json.dumps(d.to_json()))
+        assert set(blob) == {"move", "value", "alternatives", "win_chance", "samples", "explanation",
+                             "elapsed_ms", "level"}
+        for alt in d.alternatives:
+            assert move_key(alt["move"]) in legal_keys(game, state)
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_deterministic_for_a_seed(game_id):
+    game = get_game(game_id)
+    players = PLAYERS.get(game_id, 2)
+    state = positions(game, players, seed=3, count=2)[-1]
+    view = game.observation(state, state.to_move)
+    a = choose_move(game, view, level=2, seed=42)
+    b = choose_move(game, view, level=2, seed=42)
+    assert a.samples == b.samples  # equal sample counts: the clock did not cut one of them short
+    assert same_decision(a, b)
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_time_budget_is_respected(game_id):
+    game = get_game(game_id)
+    players = PLAYERS.get(game_id, 2)
+    budget = 100
+    for i, state in enumerate(positions(game, players, seed=8, count=3, stride=23)):
+        view = game.observation(state, state.to_move)
+        t0 = time.perf_counter()
+        d = choose_move(game, view, level=4, time_ms=budget, seed=i)
+        wall = (time.perf_counter() - t0) * 1000
+        assert d.elapsed_ms <= budget * 1.2, (d.elapsed_ms, d.samples)
+        assert wall <= budget * 1.2 + 10
+
+
+def test_level_5_searches_more_than_level_1():
+    game = get_game("least-score")
+    state = positions(game, 2, seed=2, count=1)[0]
+    view = game.observation(state, state.to_move)
+    assert LEVELS[5].samples > LEVELS[3].samples > LEVELS[1].samples
+    low = choose_move(game, view, level=1, seed=0)
+    high = choose_move(game, view, level=5, time_ms=300, seed=0)
+    assert high.samples > low.samples
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_honesty_redealing_unseen_cards_never_changes_the_answer(game_id):
+    """For a fixed seed the AI answers the same whatever the cards it cannot see are."""
+    game = get_game(game_id)
+    players = PLAYERS.get(game_id, 2)
+    rng = random.Random(99)
+    for i, state in enumerate(positions(game, players, seed=21, count=3, stride=9)):
+        seat = state.to_move
+        view = game.observation(state, seat)
+        first = choose_move(game, view, level=2, seed=i)
+        for _ in range(3):
+            other = game.determinize(json.loads(json.dumps(view)), rng)
+            other_view = game.observation(other, seat)
+            assert other_view == view  # same view, other hidden cards (the conformance suite's promise)
+            again = choose_move(game, other_view, level=2, seed=i)
+            assert again.samples == first.samples
+            assert same_decision(first, again), (game_id, i)
+
+
+def test_not_the_seats_turn_is_a_clear_error():
+    game = get_game("three-thirteen")
+    state = game.new_match(2, seed=1)
+    other = 1 - state.to_move
+    with pytest.raises(NotYourTurnError, match="not seat"):
+        choose_move(game, game.observation(state, other))
+    assert issubclass(NotYourTurnError, IllegalMoveError)
+    with pytest.raises(ValueError, match="spectator"):
+        choose_move(game, game.observation(state, None))
+    with pytest.raises(ValueError, match="level"):
+        choose_move(game, game.observation(state, state.to_move), level=9)
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_explanations_name_real_cards_of_the_hand(game_id):
+    game = get_game(game_id)
+    players = PLAYERS.get(game_id, 2)
+    named = 0
+    for i, state in enumerate(positions(game, players, seed=31, count=6, stride=4)):
+        view = game.observation(state, state.to_move)
+        d = choose_move(game, view, level=2, time_ms=60, seed=i)
+        tokens = set(CARD_TOKEN.findall(d.explanation))
+        visible = set(view["hand"]) | {CARD_NAMES[c] for c in game.visible_cards(view)}
+        assert tokens <= visible, (d.explanation, tokens - visible)
+        named += bool(tokens & set(view["hand"]))
+    assert named >= 3, "most explanations should name cards of the hand"
+
+
+# -- obvious moves ---------------------------------------------------------------------------------
+
+
+def test_three_thirteen_goes_out_when_it_can():
+    # TT10: round 2 (4s wild), 4C 9S 9H 9D + KS drawn: discarding KS goes out
+    game = get_game("three-thirteen")
+    state = game.from_setup(2, {"round": 2, "dealer": 1, "hands": [["4C", "9S", "9H", "9D"], ["2C", "3D", "8H", "JS"]],
+                                "stock": ["KS"], "discard": ["5C"]}, seed=3)
+    state, _ = game.apply(state, {"type": "draw", "source": "stock"})
+    d = choose_move(game, game.observation(state, 0), seed=1)
+    assert d.move == {"type": "go_out", "card": "KS"}
+    assert "KS" in d.explanation
+
+
+def test_three_thirteen_discards_the_lone_king_not_a_melded_card():
+    game = get_game("three-thirteen")
+    state = game.from_setup(2, {"round": 2, "dealer": 1, "hands": [["7H", "8H", "9H", "KS"], ["2C", "3D", "8C", "JS"]],
+                                "stock": ["3C"], "discard": ["5C"]}, seed=3)
+    state, _ = game.apply(state, {"type": "draw", "source": "stock"})
+    d = choose_move(game, game.observation(state, 0), seed=1)
+    assert d.move == {"type": "discard", "card": "KS"}
+    assert "KS" in d.explanation
+
+
+def test_threezies_takes_the_discard_that_completes_a_meld():
+    game = get_game("threezies")
+    # round 2 (4s wild): 7H 8H KS QD; the up card 9H makes a run
+    state = game.from_setup(2, {"round": 2, "dealer": 1, "hands": [["7H", "8H", "KS", "QD"], ["2C", "3D", "8C", "JS"]],
+                                "discard": ["9H"]}, seed=4)
+    d = choose_move(game, game.observation(state, 0), seed=2)
+    assert d.move == {"type": "draw", "source": "discard"}
+    assert "9H" in d.explanation
+
+
+def test_least_score_declares_with_a_very_low_hand():
+    game = get_game("least-score")
+    state = game.from_setup(2, {"hands": [["AC", "AD", "2C"], ["9S", "KH", "QD", "8C", "7H"]], "floor": ["5S"],
+                                "played": [True, True], "to_move": 0, "dealer": 1}, seed=5)
+    d = choose_move(game, game.observation(state, 0), seed=0)
+    assert d.move == {"type": "declare"}
+    assert d.win_chance > 0.9
+
+
+def test_least_score_does_not_declare_a_high_hand():
+    game = get_game("least-score")
+    state = game.from_setup(2, {"hands": [["9C", "KD", "QC", "8S", "JH"], ["AS", "2H", "3D"]], "floor": ["5S"],
+                                "played": [True, True], "to_move": 0, "dealer": 1}, seed=5)
+    d = choose_move(game, game.observation(state, 0), seed=0)
+    assert d.move["type"] != "declare"
+
+
+def test_less_than_three_sheds_out_rather_than_knocking():
+    game = get_game("less-than-three")
+    state = game.from_setup(2, {"hands": [["5C", "6C"], ["2D", "3H", "9S", "TS", "4C"]], "dealer": 0}, seed=1)
+    d = choose_move(game, game.observation(state, 0), seed=0)
+    assert d.move["cards"] == ["5C", "6C"]  # the run empties the hand: 5 + 5 points
+    assert "5C" in d.explanation
