@@ -318,11 +318,16 @@ def test_allow_rediscard():
 
 def test_max_turns_per_round_ends_the_round():
     state = GAME.new_match(3, {"max_turns_per_round": 10}, seed=4)
-    rng = random.Random(4)
+    turns = 0
     while not state.round_scores:
-        state, events = GAME.apply(state, rng.choice(GAME.legal_moves(state)))
-    ends = [e for e in events if e["type"] == "round_end"]
-    assert ends and ends[0]["reason"] in ("turn_limit", "went_out", "stock_exhausted")
+        if state.phase == "play":
+            move = next(m for m in GAME.legal_moves(state) if m["type"] == "discard")
+            turns += 1
+        else:
+            move = {"type": "draw"} if state.phase == "draw" else {"type": "pass"}
+        state, events = GAME.apply(state, move)
+    end = next(e for e in events if e["type"] == "round_end")
+    assert end["reason"] == "turn_limit" and turns == 10
     assert state.round == 2 and all(len(h) == 8 for h in state.hands)
 
 
