@@ -498,15 +498,19 @@ class _SuitTables:
                     best = e
             fd0[m] = best
         self.fd0 = fd0
+        # the same, less what the suit keeps without a discard: a leaf adds its own total once;
+        # an empty suit gets a hopeless entry instead of a test
+        self.fdr0 = [_HOPELESS] + [fd0[m] - (run0_v[m] << 32) for m in range(1, size)]
         self.front_v: list[tuple[int, ...] | None] = [None] * size
         self.fd: list[tuple[int, ...] | None] = [None] * size
+        self.fdr: list[tuple[int, ...] | None] = [(_HOPELESS,) * (_FAST_WILDS + 1)] + [None] * (size - 1)
 
     def fill_all(self) -> None:
         """Fill the lazy tables completely (a fraction of a second)."""
         for m in range(1 << 13):
             if self.front_w[m] is None:
                 self.fill_front(m)
-            if self.fd[m] is None:
+            if self.fdr[m] is None:
                 self.fill_fd(m)
             for w in range(1, _FAST_WILDS + 1):
                 if self.relevant[w][m] < 0:
@@ -565,6 +569,15 @@ class _SuitTables:
                     best[w] = e
         res = tuple(best)
         self.fd[m] = res
+        if m:
+            kept = self.front_v[m] or self.fill_fv(m)
+            self.fdr[m] = tuple(e - (kept[0] << 32) for e in res)
+        return res
+
+    def fill_fdr(self, m: int) -> tuple[int, ...]:
+        self.fill_fd(m)
+        res = self.fdr[m]
+        assert res is not None
         return res
 
     def _frontier(self, pm: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -625,15 +638,21 @@ def _suit_tables(weights: tuple[int, ...], min_run: int, ace_high: bool) -> _Sui
 
 
 _POP4 = [bin(p).count("1") for p in range(16)]
+# a 13-bit suit mask spread to one bit in four (bit r -> bit 4r): four of them interleave into
+# a rank-major mask whose nibble r says which suits hold rank r
+_SPREAD4 = [sum(1 << 4 * r for r in range(13) if m >> r & 1) for m in range(1 << 13)]
 _SHIFT = (1).__lshift__
 _MASK52 = (1 << 52) - 1
+_HOPELESS = -(1 << 80)  # a discard key below every real one
+_NO_SETS = ((0, 0, 0),)  # the one leaf when no rank needs a choice
 _ZEROS = (0,) * (_FAST_WILDS + 1)
 
 
 def _set_options(lo: int, min_set: int) -> list[list[list[tuple[int, int]]]]:
     """``[present][relevant]`` -> the sets worth trying at one rank, as (suits, wilds needed).
 
-    Cards of the rank that fit no run are always in the set when there is one.
+    Cards of the rank that fit no run are always in the set when there is one
+    (and there is one when they alone are enough).
     When the rank has ``min_set`` naturals, a set that uses fewer of them plus
     wilds is never better than a natural set of ``min_set``: the wilds can go
     to the runs instead, standing for the naturals the set took from them.
@@ -643,7 +662,8 @@ def _set_options(lo: int, min_set: int) -> list[list[list[tuple[int, int]]]]:
         row = []
         for relevant in range(16):
             must = present & ~relevant
-            opts = [(0, 0)]
+            # no set at all loses to the set of the cards that fit no run, when they are enough
+            opts = [] if _POP4[must] >= min_set else [(0, 0)]
             for s in range(1, 16):
                 size = _POP4[s]
                 if s & present == s and s & must == must and size >= (min_set if _POP4[present] >= min_set else lo):
@@ -688,8 +708,22 @@ class _Solver:
             self.discard_order[c] = i
         self.wild_cards_set = {c for c in range(53) if rules.is_wild(c)}
         self.set_value = [[w >> _SCALE_BITS for w in row] for row in self.set_weight]
+        # (wilds, rank, present suits, relevant suits) -> [(wilds needed, weight or value, cards)]
+        self.opts_w: dict[int, list[tuple[int, int, int]]] = {}
+        self.opts_v: dict[int, list[tuple[int, int, int]]] = {}
+        # (rank, present suits) -> the item card to discard first, packed (value << 8) | code
+        self.item_pick = [[max(((rules.values[13 * s + r] << 8) | (13 * s + r) for s in range(4) if sp >> s & 1),
+                               default=0) for sp in range(16)] for r in range(13)]
         # the one-pass best discard needs every card to be worth something (see _discard_fast)
         self.discard_fast_ok = self.absorbing and min(rules.values) > 0
+
+    def _options(self, cache: dict[int, list[tuple[int, int, int]]], table: list[list[int]], wilds: int,
+                 r: int, present: int, relevant: int) -> list[tuple[int, int, int]]:
+        """The sets to try at rank ``r`` (from ``opts_b``) within ``wilds``, with their weight or value."""
+        opts = [(cost, table[r][sp], self.spread[r][sp]) for sp, cost in self.opts_b[present][relevant]
+                if cost <= wilds]
+        cache[wilds << 12 | r << 8 | present << 4 | relevant] = opts
+        return opts
 
     # ------------------------------------------------------------- entry points
 
@@ -876,20 +910,23 @@ class _Solver:
             rd = t3.fill_relevant(wilds, d)
         cand = ((a | b) & (c | d)) | (a & b) | (c & d) if self.set_lo == 2 else a | b | c | d
         ms = self.min_set
-        spread, set_weight, opts_b = self.spread, self.set_weight, self.opts_b
+        spread, set_weight, cache = self.spread, self.set_weight, self.opts_w
         fixed_w = 0
         fixed52 = 0
         items: list[tuple[int, int, int]] = []
         leaves = None
+        sp4 = _SPREAD4
+        held = sp4[a] | sp4[b] << 1 | sp4[c] << 2 | sp4[d] << 3
+        fits = sp4[ra] | sp4[rb] << 1 | sp4[rc] << 2 | sp4[rd] << 3
         while cand:
             low = cand & -cand
             r = low.bit_length() - 1
             cand ^= low
-            present = (a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3
+            present = held >> 4 * r & 15
             count = _POP4[present]
             if count + wilds < ms:
                 continue
-            relevant = (ra >> r & 1) | (rb >> r & 1) << 1 | (rc >> r & 1) << 2 | (rd >> r & 1) << 3
+            relevant = fits >> 4 * r & 15
             if not relevant:
                 if count >= ms:
                     fixed_w += set_weight[r][present]
@@ -897,8 +934,8 @@ class _Solver:
                 else:
                     items.append((ms - count, set_weight[r][present], spread[r][present]))
                 continue
-            sw, sp = set_weight[r], spread[r]
-            opts = [(cost, sw[s], sp[s]) for s, cost in opts_b[present][relevant] if cost <= wilds]
+            opts = cache.get(wilds << 12 | r << 8 | present << 4 | relevant) \
+                or self._options(cache, set_weight, wilds, r, present, relevant)
             if leaves is None:
                 leaves = opts
             else:
@@ -918,7 +955,7 @@ class _Solver:
         f0, f1, f2, t3f = t0.front_w, t1.front_w, t2.front_w, t3.front_w
         best = -1
         best_leaf = (0, 0)
-        for spent, v, sel in leaves or ((0, 0, 0),):
+        for spent, v, sel in leaves or _NO_SETS:
             rest = rest0 & ~sel
             x = rest & 0x1FFF
             ga = f0[x] or t0.fill_front(x)
@@ -1297,6 +1334,8 @@ class _Solver:
         Max-plus merges of the wild-gain curves: prefix and suffix products give,
         for each suit, the best the other suits and the items make of any budget.
         """
+        if budget == 2:
+            return self._discard_share2(base, fronts, masks, item_front, items, items_without)
         parts = [[f[w] - f[0] for w in range(budget + 1)] for f in fronts]
         parts.append(item_front[: budget + 1])
         prefix = [[0] * (budget + 1), parts[0]]
@@ -1311,15 +1350,45 @@ class _Solver:
             if not masks[s]:
                 continue
             table = self.tabs[s]
-            e = table.fd[masks[s]] or table.fill_fd(masks[s])
+            e = table.fdr[masks[s]] or table.fill_fdr(masks[s])
             others = _merge(prefix[s], suffix[s + 1])
-            b0 = base - fronts[s][0]
             for w in range(budget + 1):
-                k = max(k, e[w] + ((b0 + others[budget - w]) << 32) + 13 * s)
+                k = max(k, e[w] + ((base + others[budget - w]) << 32) + 13 * s)
         for i, (_, _, pick) in enumerate(items):
             other_gain = _merge(prefix[4], items_without[i][: budget + 1])[budget]
             k = max(k, ((base + other_gain + (pick >> 8)) << 32) | pick)
         return prefix[5][budget], k  # prefix[5] merges all five curves
+
+    def _discard_share2(self, base: int, fronts: tuple[tuple[int, ...], ...], masks: tuple[int, ...],
+                        item_front: list[int], items: list[tuple[int, int, int]],
+                        items_without: list[list[int]]) -> tuple[int, int]:
+        """:meth:`_discard_share` for exactly 2 wilds: both in one part, or one in each of two parts."""
+        one = [f[1] - f[0] for f in fronts]
+        two = [f[2] - f[0] for f in fronts]
+        one.append(item_front[1])
+        two.append(item_front[2])
+        by_one = sorted(range(5), key=one.__getitem__, reverse=True)
+        by_two = sorted(range(5), key=two.__getitem__, reverse=True)
+        p, q, u = by_one[0], by_one[1], by_one[2]
+        gain = max(two[by_two[0]], one[p] + one[q])
+        k = -1
+        for s in range(4):
+            if not masks[s]:
+                continue
+            table = self.tabs[s]
+            e = table.fdr[masks[s]] or table.fill_fdr(masks[s])
+            i, j = (q, u) if s == p else (p, u) if s == q else (p, q)  # the two best other one-wild gains
+            others2 = max(one[i] + one[j], two[by_two[1]] if by_two[0] == s else two[by_two[0]])
+            k = max(k, max(e[2], e[1] + (one[i] << 32), e[0] + (others2 << 32)) + ((base << 32) + 13 * s))
+        if items:
+            suit_one = sorted(one[:4], reverse=True)
+            suit_two = max(two[:4])
+            for idx, (_, _, pick) in enumerate(items):
+                without = items_without[idx]
+                top = sorted([*suit_one[:2], without[1]], reverse=True)
+                other_gain = max(suit_two, without[2], top[0] + top[1])
+                k = max(k, ((base + other_gain + (pick >> 8)) << 32) | pick)
+        return gain, k
 
     def _discard_no_wild(self, n: int) -> tuple[int, int]:
         """(best melded value, best discard key) of the naturals ``n`` (one deck, no wild)."""
@@ -1359,7 +1428,7 @@ class _Solver:
                 opts = [(spread[r][sp], set_value[r][sp]) for sp, _ in opts_a[present][relevant]]
                 leaves = [(rest & ~sm, v + sv) for rest, v in leaves for sm, sv in opts]
         r0, r1, r2, r3 = t0.run0_v, t1.run0_v, t2.run0_v, t3.run0_v
-        d0, d1, d2, d3 = t0.fd0, t1.fd0, t2.fd0, t3.fd0
+        d0, d1, d2, d3 = t0.fdr0, t1.fdr0, t2.fdr0, t3.fdr0
         best = -1
         best_key = -1
         for rest, v in leaves:
@@ -1367,26 +1436,12 @@ class _Solver:
             b = rest >> 13 & 0x1FFF
             c = rest >> 26 & 0x1FFF
             d = rest >> 39
-            va, vb, vc, vd = r0[a], r1[b], r2[c], r3[d]
-            v += va + vb + vc + vd
+            v += r0[a] + r1[b] + r2[c] + r3[d]
             if v > best:
                 best = v
-            if a:
-                k = d0[a] + ((v - va) << 32)
-                if k > best_key:
-                    best_key = k
-            if b:
-                k = d1[b] + ((v - vb) << 32) + 13
-                if k > best_key:
-                    best_key = k
-            if c:
-                k = d2[c] + ((v - vc) << 32) + 26
-                if k > best_key:
-                    best_key = k
-            if d:
-                k = d3[d] + ((v - vd) << 32) + 39
-                if k > best_key:
-                    best_key = k
+            k = max(d0[a], d1[b] + 13, d2[c] + 26, d3[d] + 39) + (v << 32)
+            if k > best_key:
+                best_key = k
         return best, best_key
 
     def _discard_with_wilds(self, n: int, wilds: int) -> tuple[int, int]:
@@ -1397,29 +1452,38 @@ class _Solver:
         d = n >> 39
         tabs = self.tabs
         t0, t1, t2, t3 = tabs
-        rels = []
-        for t, x in ((t0, a), (t1, b), (t2, c), (t3, d)):
-            r_ = t.relevant[wilds][x]
-            rels.append(r_ if r_ >= 0 else t.fill_relevant(wilds, x))
-        ra, rb, rc, rd = rels
+        ra = t0.relevant[wilds][a]
+        if ra < 0:
+            ra = t0.fill_relevant(wilds, a)
+        rb = t1.relevant[wilds][b]
+        if rb < 0:
+            rb = t1.fill_relevant(wilds, b)
+        rc = t2.relevant[wilds][c]
+        if rc < 0:
+            rc = t2.fill_relevant(wilds, c)
+        rd = t3.relevant[wilds][d]
+        if rd < 0:
+            rd = t3.fill_relevant(wilds, d)
         cand = ((a | b) & (c | d)) | (a & b) | (c & d) if self.set_lo == 2 else a | b | c | d
         ms = self.min_set
-        spread, set_value, opts_b = self.spread, self.set_value, self.opts_b
+        spread, set_value, cache = self.spread, self.set_value, self.opts_v
         fixed_v = 0
         fixed52 = 0
         items: list[tuple[int, int, int]] = []  # (wilds needed, value, best card to discard, packed)
         items52 = 0
-        values = self.rules.values
-        leaves: list[tuple[int, int, int]] = [(0, 0, 0)]
+        leaves: list[tuple[int, int, int]] | None = None
+        sp4 = _SPREAD4
+        held = sp4[a] | sp4[b] << 1 | sp4[c] << 2 | sp4[d] << 3
+        fits = sp4[ra] | sp4[rb] << 1 | sp4[rc] << 2 | sp4[rd] << 3
         while cand:
             low = cand & -cand
             r = low.bit_length() - 1
             cand ^= low
-            present = (a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3
+            present = held >> 4 * r & 15
             count = _POP4[present]
             if count + wilds < ms:
                 continue
-            relevant = (ra >> r & 1) | (rb >> r & 1) << 1 | (rc >> r & 1) << 2 | (rd >> r & 1) << 3
+            relevant = fits >> 4 * r & 15
             if not relevant:
                 if count >= ms:
                     fixed_v += set_value[r][present]
@@ -1427,22 +1491,28 @@ class _Solver:
                 else:
                     # an item's cards fit no run: they leave the suit masks, and are discard candidates
                     # of their own (the item is then not melded: a set there would keep the discard)
-                    pick = max((values[13 * s + r] << 8) | (13 * s + r) for s in range(4) if present >> s & 1)
-                    items.append((ms - count, set_value[r][present], pick))
+                    items.append((ms - count, set_value[r][present], self.item_pick[r][present]))
                     items52 |= spread[r][present]
                 continue
-            sv, sp = set_value[r], spread[r]
-            opts = [(cost, sv[s], sp[s]) for s, cost in opts_b[present][relevant] if cost <= wilds]
-            leaves = [(c1 + c2, w1 + w2, m1 | m2) for c1, w1, m1 in leaves for c2, w2, m2 in opts
-                      if c1 + c2 <= wilds]
-        item_front = _item_front(items, wilds)
-        items_without = [_item_front(items[:i] + items[i + 1:], wilds) for i in range(len(items))]
+            opts = cache.get(wilds << 12 | r << 8 | present << 4 | relevant) \
+                or self._options(cache, set_value, wilds, r, present, relevant)
+            if leaves is None:
+                leaves = opts
+            else:
+                leaves = [(c1 + c2, w1 + w2, m1 | m2) for c1, w1, m1 in leaves for c2, w2, m2 in opts
+                          if c1 + c2 <= wilds]
+        if items:
+            item_front = _item_front(items, wilds)
+            items_without = [_item_front(items[:i] + items[i + 1:], wilds) for i in range(len(items))]
+        else:
+            item_front = [0] * (wilds + 1)
+            items_without = []
         rest0 = n & ~fixed52 & ~items52
         fv0, fv1, fv2, fv3 = t0.front_v, t1.front_v, t2.front_v, t3.front_v
-        fd0, fd1, fd2, fd3 = t0.fd, t1.fd, t2.fd, t3.fd
+        fd0, fd1, fd2, fd3 = t0.fdr, t1.fdr, t2.fdr, t3.fdr
         best = -1
         best_key = -1
-        for spent, v, sel in leaves:
+        for spent, v, sel in leaves or _NO_SETS:
             rest = rest0 & ~sel
             x0 = rest & 0x1FFF
             x1 = rest >> 13 & 0x1FFF
@@ -1457,15 +1527,8 @@ class _Solver:
             if budget == 0:
                 if base > best:
                     best = base
-                k = -1
-                if x0:
-                    k = (fd0[x0] or t0.fill_fd(x0))[0] + ((base - f0[0]) << 32)
-                if x1:
-                    k = max(k, (fd1[x1] or t1.fill_fd(x1))[0] + ((base - f1[0]) << 32) + 13)
-                if x2:
-                    k = max(k, (fd2[x2] or t2.fill_fd(x2))[0] + ((base - f2[0]) << 32) + 26)
-                if x3:
-                    k = max(k, (fd3[x3] or t3.fill_fd(x3))[0] + ((base - f3[0]) << 32) + 39)
+                k = max((fd0[x0] or t0.fill_fdr(x0))[0], (fd1[x1] or t1.fill_fdr(x1))[0] + 13,
+                        (fd2[x2] or t2.fill_fdr(x2))[0] + 26, (fd3[x3] or t3.fill_fdr(x3))[0] + 39) + (base << 32)
                 for _, _, pick in items:
                     k = max(k, ((base + (pick >> 8)) << 32) | pick)
             elif budget == 1:
@@ -1477,23 +1540,14 @@ class _Solver:
                 top = max(g0, g1, g2, g3, gi)
                 if base + top > best:
                     best = base + top
-                k = -1
-                if x0:
-                    e = fd0[x0] or t0.fill_fd(x0)
-                    b0 = base - f0[0]
-                    k = max(e[1] + (b0 << 32), e[0] + ((b0 + max(g1, g2, g3, gi)) << 32))
-                if x1:
-                    e = fd1[x1] or t1.fill_fd(x1)
-                    b0 = base - f1[0]
-                    k = max(k, max(e[1] + (b0 << 32), e[0] + ((b0 + max(g0, g2, g3, gi)) << 32)) + 13)
-                if x2:
-                    e = fd2[x2] or t2.fill_fd(x2)
-                    b0 = base - f2[0]
-                    k = max(k, max(e[1] + (b0 << 32), e[0] + ((b0 + max(g0, g1, g3, gi)) << 32)) + 26)
-                if x3:
-                    e = fd3[x3] or t3.fill_fd(x3)
-                    b0 = base - f3[0]
-                    k = max(k, max(e[1] + (b0 << 32), e[0] + ((b0 + max(g0, g1, g2, gi)) << 32)) + 39)
+                e0 = fd0[x0] or t0.fill_fdr(x0)
+                e1 = fd1[x1] or t1.fill_fdr(x1)
+                e2 = fd2[x2] or t2.fill_fdr(x2)
+                e3 = fd3[x3] or t3.fill_fdr(x3)
+                k = max(e0[1], e0[0] + (max(g1, g2, g3, gi) << 32),
+                        e1[1] + 13, e1[0] + 13 + (max(g0, g2, g3, gi) << 32),
+                        e2[1] + 26, e2[0] + 26 + (max(g0, g1, g3, gi) << 32),
+                        e3[1] + 39, e3[0] + 39 + (max(g0, g1, g2, gi) << 32)) + (base << 32)
                 if items:
                     suit_top = max(g0, g1, g2, g3)
                     for i, (_, _, pick) in enumerate(items):
@@ -1550,6 +1604,10 @@ def _mask_cards(mask: int) -> list[Card]:
 def _share_gain(budget: int, ga: tuple[int, ...], gb: tuple[int, ...], gc: tuple[int, ...],
                 gd: tuple[int, ...], items: Sequence[int]) -> int:
     """The most weight ``budget`` wilds add, shared among four suit frontiers and the set items."""
+    if budget == 2:  # both wilds to one part, or one each to the two best parts
+        a0, b0, c0, d0 = ga[0], gb[0], gc[0], gd[0]
+        one = sorted((ga[1] - a0, gb[1] - b0, gc[1] - c0, gd[1] - d0, items[1]))
+        return max(ga[2] - a0, gb[2] - b0, gc[2] - c0, gd[2] - d0, items[2], one[3] + one[4])
     cur = list(items[: budget + 1])
     for g in (ga, gb, gc, gd):
         g0 = g[0]
