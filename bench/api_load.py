@@ -188,7 +188,7 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
             writer.close()
 
     started = time.perf_counter()
-    await asyncio.gather(*(worker(i) for i in range(CONNECTIONS)))
+    await asyncio.gather(*(worker(i) for i in range(shared["connections"])))
     elapsed = time.perf_counter() - started
     server_cpu = cpu_seconds(shared["pids"]) - cpu_before
     latencies.sort()
@@ -204,9 +204,9 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
     }
 
 
-async def setup(host: str, port: int, matches_per_conn: int) -> dict[str, Any]:
+async def setup(host: str, port: int, matches_per_conn: int, connections: int) -> dict[str, Any]:
     reader, writer = await asyncio.open_connection(host, port)
-    shared: dict[str, Any] = {"matches": []}
+    shared: dict[str, Any] = {"matches": [], "connections": connections}
     # a stored match in its discard phase, for legal-moves
     status, data = await http(reader, writer, "POST", "/v1/matches",
                               {"game": "three-thirteen", "players": [{}, {}], "seed": 1, "options": {},
@@ -218,7 +218,7 @@ async def setup(host: str, port: int, matches_per_conn: int) -> dict[str, Any]:
                               {"move": {"type": "draw", "source": "stock"}, "expected_version": 0},
                               shared["lm_token"])
     assert status == 200, data
-    for _ in range(CONNECTIONS):
+    for _ in range(connections):
         mine = []
         for _ in range(matches_per_conn):
             status, data = await http(reader, writer, "POST", "/v1/matches",
@@ -231,8 +231,8 @@ async def setup(host: str, port: int, matches_per_conn: int) -> dict[str, Any]:
 
 
 async def client_main(host: str, port: int, duration: float, rounds: int, max_requests: int,
-                      pids: list[int]) -> dict[str, Any]:
-    shared = await setup(host, port, 3)
+                      pids: list[int], connections: int) -> dict[str, Any]:
+    shared = await setup(host, port, 3, connections)
     shared["pids"] = pids
     for kind in ("healthz", "legal_moves", "moves"):  # warm-up: first requests, caches, connections
         await phase(host, port, kind, min(1.0, duration), max_requests, shared)
@@ -284,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--max-requests", type=int, default=200_000, help="cap per phase")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--connections", type=int, default=CONNECTIONS, help="concurrent keep-alive connections")
     parser.add_argument("--client", nargs=2, metavar=("HOST", "PORT"), help=argparse.SUPPRESS)
     parser.add_argument("--pids", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -292,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.client:  # the load generator, in its own process
         raw = asyncio.run(client_main(args.client[0], int(args.client[1]), args.duration, args.rounds,
-                                      args.max_requests, [int(p) for p in args.pids.split(",")]))
+                                      args.max_requests, [int(p) for p in args.pids.split(",")],
+                                      args.connections))
         print(json.dumps(raw))
         return 0
 
@@ -314,13 +316,13 @@ def main(argv: list[str] | None = None) -> int:
         client = subprocess.run([sys.executable, __file__, "--client", "127.0.0.1", str(http_port),
                                  "--pids", ",".join(map(str, server_pids)),
                                  "--duration", str(args.duration), "--rounds", str(args.rounds),
-                                 "--max-requests", str(args.max_requests)],
+                                 "--max-requests", str(args.max_requests), "--connections", str(args.connections)],
                                 capture_output=True, text=True, timeout=600, check=False)
         if client.returncode != 0:
             print(client.stderr, file=sys.stderr)
             return 1
         result = summarize(json.loads(client.stdout))
-        result["config"] = {"workers": args.workers, "connections": CONNECTIONS, "duration_s": args.duration,
+        result["config"] = {"workers": args.workers, "connections": args.connections, "duration_s": args.duration,
                             "rounds": args.rounds, "cpus": os.cpu_count()}
     finally:
         for proc in reversed(procs):
