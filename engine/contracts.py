@@ -676,9 +676,13 @@ _RANK_CARDS: tuple[tuple[Card, ...], ...] = ((), *tuple((r - 1, r + 12, r + 25, 
 
 def _finish_minimal(counts: list[int], chosen: list[tuple[int, int, list[Card], int, bool]],
                     found: dict[GoDown, None]) -> None:
-    for suit, low, cards, w, _ in chosen:
+    wilds_needed = 0
+    jokers_only = False
+    for suit, low, cards, w, only in chosen:
         if not w:
             continue
+        wilds_needed += w
+        jokers_only = jokers_only or only
         if suit < 0:
             if low != 2 and (counts[low - 1] or counts[low + 12] or counts[low + 25] or counts[low + 38]):
                 return  # a wild where a natural card left in the hand could have gone
@@ -686,14 +690,17 @@ def _finish_minimal(counts: list[int], chosen: list[tuple[int, int, list[Card], 
             row = POS_CARD[suit]
             if any(c < 0 and counts[row[low + i]] for i, c in enumerate(cards)):
                 return
+    if not wilds_needed:
+        found.setdefault(tuple(sorted((suit, low, tuple(cards)) for suit, low, cards, _, _ in chosen)), None)
+        return
     pool = [counts[c] for c in _WILD_ORDER]
     melds: list[TableMeld] = []
     # sets of 2s need jokers for their wild places (a 2 there would be natural): serve them first
-    for suit, low, cards, w, jokers_only in sorted(chosen, key=_jokers_first):
+    for suit, low, cards, w, only in sorted(chosen, key=_jokers_first) if jokers_only else chosen:
         if w == 0:
             melds.append((suit, low, tuple(cards)))
             continue
-        wilds = _take_wilds(pool, w, jokers_only)
+        wilds = _take_wilds(pool, w, only)
         if wilds is None:
             return
         if suit < 0:

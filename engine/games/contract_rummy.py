@@ -993,24 +993,17 @@ def _table_index(s: ContractRummyState) -> dict[Card, list[Move]]:
 
 
 def _go_down_json(melds: contracts.GoDown) -> Move:
-    out = []
-    for suit, low, cards in melds:
-        if suit < 0:
-            out.append({"kind": "set", "cards": [CARD_NAMES[c] for c in cards]})
-        else:
-            out.append({"kind": "run", "cards": [CARD_NAMES[c] for c in cards],
-                        "stands_for": _run_names(suit, low, len(cards))})
-    return {"type": "go_down", "melds": out}
+    return {"type": "go_down", "melds": [_meld_spec(m) for m in melds]}
 
 
-@lru_cache(maxsize=1024)
-def _run_names_cached(suit: int, low: int, n: int) -> tuple[str, ...]:
-    return tuple(CARD_NAMES[contracts.position_card(suit, p)] for p in range(low, low + n))
-
-
-def _run_names(suit: int, low: int, n: int) -> list[str]:
-    """The names of the cards a run stands for (a fresh list: moves are plain JSON)."""
-    return list(_run_names_cached(suit, low, n))
+@lru_cache(maxsize=1 << 14)
+def _meld_spec(meld: TableMeld) -> dict[str, Any]:
+    """A meld as a go_down move gives it (shared by the listed moves: read-only)."""
+    suit, low, cards = meld
+    if suit < 0:
+        return {"kind": "set", "cards": [CARD_NAMES[c] for c in cards]}
+    return {"kind": "run", "cards": [CARD_NAMES[c] for c in cards],
+            "stands_for": [CARD_NAMES[contracts.position_card(suit, p)] for p in range(low, low + len(cards))]}
 
 
 @lru_cache(maxsize=4096)
