@@ -94,7 +94,6 @@ class LoadedMatch:
     stored: StoredMatch
     game: Game
     state: State
-    has_tail: bool = True  # whether ``stored.tail`` was loaded (a save needs it)
 
     @property
     def version(self) -> int:
@@ -136,20 +135,19 @@ class MatchCache:
             self._entries.pop(match_id, None)
 
 
-def load(store: MatchStore, match_id: str, *, with_tail: bool = False, cache: MatchCache | None = None
-         ) -> LoadedMatch:
+def load(store: MatchStore, match_id: str, *, cache: MatchCache | None = None) -> LoadedMatch:
     """The stored match (parsed once per version per process when a ``cache`` is given)."""
     try:
-        stored = store.load(match_id, with_tail=with_tail)
+        stored = store.load(match_id)
     except MatchNotFound:
         raise ApiError("match_not_found", f"no match {match_id!r} (it may have expired)") from None
     if cache is not None:
         known = cache.get(match_id, stored.version)
-        if known is not None and (known.has_tail or not with_tail):
+        if known is not None:
             return known
     game = get_game(stored.game)
     state = game.from_json(json.loads(stored.state))
-    loaded = LoadedMatch(stored, game, state, has_tail=with_tail)
+    loaded = LoadedMatch(stored, game, state)
     if cache is not None:
         cache.put(loaded)
     return loaded
@@ -360,7 +358,7 @@ def create_match(store: MatchStore, autoplayer: Autoplayer, body: Mapping[str, A
         seats.append({"name": p.get("name") or f"Seat {i}", "ai": None, "token_hash": token_hash(token)})
     start = {"num_players": len(players), "options": dict(state.options), "seed": seed,
              "setup": body.get("setup")}
-    stored = StoredMatch(match_id, game.info.id, 0, "", seats, start, [], time.time())
+    stored = StoredMatch(match_id, game.info.id, 0, "", seats, start, time.time())
     played = autoplayer.run(stored, game, state, 0)
     if played.error is not None:  # a match whose AI seats cannot play is not created
         raise played.error
@@ -468,13 +466,13 @@ def _save(store: MatchStore, match: LoadedMatch, new_version: int, state: State,
     """Save the match moved from ``match.version`` to ``new_version``; the saved match (for the cache)."""
     blob = _dumps(match.game.to_json(state))
     try:
-        tail = store.save(match.stored.match_id, match.version, new_version, blob, match.stored.tail, entries, idem)
+        store.save(match.stored.match_id, match.version, new_version, blob, entries, idem)
     except StaleVersion as exc:
         raise ApiError("stale_version", f"the match moved on to version {exc.current} meanwhile: reload and "
                        "decide again", extra={"version": exc.current}) from None
     except MatchNotFound:
         raise ApiError("match_not_found", f"no match {match.stored.match_id!r} (it expired)") from None
-    stored = dataclasses.replace(match.stored, version=new_version, state=blob, tail=tail)
+    stored = dataclasses.replace(match.stored, version=new_version, state=blob)
     return LoadedMatch(stored, match.game, state)
 
 

@@ -6,11 +6,12 @@ match lives in one Redis Cluster slot and its scripts run there unchanged):
 ``ct:{id}:m`` (hash)
     ``game``, ``version``, ``state`` (the engine's versioned JSON), ``seats``
     (names, AI levels and the SHA-256 of each seat token — never a token),
-    ``start`` (seed, options, setup: what replays the match), ``created``,
-    ``tail`` (the newest log entries, uncompressed).
+    ``start`` (seed, options, setup: what replays the match), ``created``.
 ``ct:{id}:log`` (list)
     the older log entries, in zlib-compressed chunks of :data:`CHUNK` entries
-    (the moves log lives next to the state, not inside it).
+    (the moves log lives next to the state, not inside it);
+``ct:{id}:tail`` (list)
+    the newest log entries (fewer than :data:`CHUNK`), one JSON string each.
 ``ct:{id}:idem:<sha256 of key>``
     the first answer to a POST sent with that ``Idempotency-Key``.
 
@@ -57,7 +58,6 @@ class StoredMatch:
     state: str  # the engine's JSON, as stored
     seats: list[dict[str, Any]]
     start: dict[str, Any] = field(default_factory=dict)
-    tail: list[dict[str, Any]] = field(default_factory=list)
     created: float = 0.0
 
 
@@ -81,14 +81,12 @@ class IdempotentAnswer:
 class MatchStore(Protocol):
     """The port the views use; :class:`RedisMatchStore` is the adapter."""
 
-    def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = (),
-               idem: tuple[str, IdempotentAnswer] | None = None) -> None: ...
+    def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = ()) -> None: ...
 
-    def load(self, match_id: str, *, with_tail: bool = False) -> StoredMatch: ...
+    def load(self, match_id: str) -> StoredMatch: ...
 
     def save(self, match_id: str, expected_version: int, new_version: int, state: str,
-             tail: list[dict[str, Any]], entries: Sequence[dict[str, Any]],
-             idem: tuple[str, IdempotentAnswer] | None = None) -> list[dict[str, Any]]: ...
+             entries: Sequence[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None = None) -> None: ...
 
     def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]: ...
 
@@ -109,6 +107,10 @@ def log_key(match_id: str) -> str:
     return f"ct:{{{match_id}}}:log"
 
 
+def tail_key(match_id: str) -> str:
+    return f"ct:{{{match_id}}}:tail"
+
+
 def idem_key(match_id: str | None, digest: str) -> str:
     """The key of an idempotent answer: inside the match's slot, or its own slot for match creation."""
     if match_id is None:
@@ -116,36 +118,48 @@ def idem_key(match_id: str | None, digest: str) -> str:
     return f"ct:{{{match_id}}}:idem:{digest}"
 
 
-# KEYS: match, log, idem   ARGV: ttl, fields json... (see create())
-_CREATE = """
+# Lua helpers shared by the scripts: append to the log. ARGV layout from `first`: the number of chunks to
+# push onto the log, those chunks, then the entries to push onto the tail; with `reset` the tail is emptied
+# first (its entries went into the first chunk).
+_APPEND = """
+local function append(first, reset, ttl)
+  local n = tonumber(ARGV[first])
+  if reset == '1' then redis.call('DEL', KEYS[3]) end
+  for i = first + 1, first + n do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+  for i = first + n + 1, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
+  for k = 2, 3 do
+    if redis.call('EXISTS', KEYS[k]) == 1 then redis.call('EXPIRE', KEYS[k], ttl) end
+  end
+end
+"""
+
+# KEYS: match, log, tail   ARGV: ttl, game, version, state, seats, start, created, then the log (see _APPEND)
+_CREATE = _APPEND + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'game', ARGV[2], 'version', ARGV[3], 'state', ARGV[4], 'seats', ARGV[5],
-           'start', ARGV[6], 'created', ARGV[7], 'tail', ARGV[8])
+           'start', ARGV[6], 'created', ARGV[7])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
-if ARGV[9] ~= '' then redis.call('SET', KEYS[3], ARGV[9], 'EX', ARGV[10]) end
-for i = 11, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-if #ARGV >= 11 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
+append(8, '0', ARGV[1])
 return 1
 """
 
-# KEYS: match, log, idem   ARGV: expected, new version, state, tail, ttl, idem answer, idem ttl, chunks...
-_SAVE = """
+# KEYS: match, log, tail, idem   ARGV: expected, new version, state, ttl, idem answer, idem ttl, reset, log...
+_SAVE = _APPEND + """
 local v = redis.call('HGET', KEYS[1], 'version')
 if not v then return -1 end
 if v ~= ARGV[1] then return tonumber(v) end
-redis.call('HSET', KEYS[1], 'version', ARGV[2], 'state', ARGV[3], 'tail', ARGV[4])
-redis.call('EXPIRE', KEYS[1], ARGV[5])
-for i = 8, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[5]) end
-if ARGV[6] ~= '' then redis.call('SET', KEYS[3], ARGV[6], 'EX', ARGV[7]) end
+redis.call('HSET', KEYS[1], 'version', ARGV[2], 'state', ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+append(8, ARGV[7], ARGV[4])
+if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5], 'EX', ARGV[6]) end
 return -2
 """
 
-# KEYS: match, log   ARGV: first chunk index
+# KEYS: match, log, tail   ARGV: first chunk index
 _READ_LOG = """
-local m = redis.call('HMGET', KEYS[1], 'version', 'tail')
-if not m[1] then return false end
-return {m[1], m[2], redis.call('LRANGE', KEYS[2], ARGV[1], -1)}
+local v = redis.call('HGET', KEYS[1], 'version')
+if not v then return false end
+return {v, redis.call('LRANGE', KEYS[2], ARGV[1], -1), redis.call('LRANGE', KEYS[3], 0, -1)}
 """
 
 
@@ -163,7 +177,12 @@ def _decompress(chunk: bytes) -> list[dict[str, Any]]:
 
 
 class RedisMatchStore:
-    """:class:`MatchStore` on Redis (single server, Sentinel primary or Cluster)."""
+    """:class:`MatchStore` on Redis (single server, Sentinel primary or Cluster).
+
+    The log is compressed chunks of :data:`CHUNK` entries plus a tail list of the newest entries, one JSON
+    string each. Version ``v`` means ``v`` entries, so the tail holds ``v % CHUNK`` of them: a save appends
+    its entries to the tail, and only the save that fills a chunk reads the tail back to compress it.
+    """
 
     def __init__(self, client: Any, *, match_ttl: int, idempotency_ttl: int) -> None:
         self.client = client
@@ -175,24 +194,16 @@ class RedisMatchStore:
 
     # -- matches ---------------------------------------------------------------
 
-    def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = (),
-               idem: tuple[str, IdempotentAnswer] | None = None) -> None:
-        tail, chunks = self._split(list(entries))
+    def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = ()) -> None:
         mid = match.match_id
-        args: list[Any] = [
-            self.match_ttl, match.game, match.version, match.state, _dumps(match.seats), _dumps(match.start),
-            repr(match.created), _dumps(tail),
-            idem[1].dumps() if idem else "", self.idempotency_ttl, *chunks,
-        ]
-        keys = [match_key(mid), log_key(mid), idem_key(mid, idem[0]) if idem else match_key(mid)]
-        if not self._create(keys=keys, args=args):
+        _, log_args = self._log_args(mid, 0, entries)
+        args: list[Any] = [self.match_ttl, match.game, match.version, match.state, _dumps(match.seats),
+                           _dumps(match.start), repr(match.created), *log_args]
+        if not self._create(keys=[match_key(mid), log_key(mid), tail_key(mid)], args=args):
             raise ValueError(f"match {mid} exists already")
 
-    def load(self, match_id: str, *, with_tail: bool = False) -> StoredMatch:
-        names = ["game", "version", "state", "seats", "start", "created"]
-        if with_tail:
-            names.append("tail")
-        values = self.client.hmget(match_key(match_id), names)
+    def load(self, match_id: str) -> StoredMatch:
+        values = self.client.hmget(match_key(match_id), ["game", "version", "state", "seats", "start", "created"])
         if values[0] is None:
             raise MatchNotFound(match_id)
         return StoredMatch(
@@ -203,47 +214,50 @@ class RedisMatchStore:
             seats=json.loads(values[3]),
             start=json.loads(values[4]),
             created=float(values[5]),
-            tail=json.loads(values[6]) if with_tail else [],
         )
 
     def save(self, match_id: str, expected_version: int, new_version: int, state: str,
-             tail: list[dict[str, Any]], entries: Sequence[dict[str, Any]],
-             idem: tuple[str, IdempotentAnswer] | None = None) -> list[dict[str, Any]]:
+             entries: Sequence[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None = None) -> None:
         """Write the new state and append ``entries`` to the log if the stored version is
-        ``expected_version``; else raise :class:`StaleVersion` (nothing written). Returns the new tail."""
-        new_tail, chunks = self._split(tail + list(entries))
-        keys = [match_key(match_id), log_key(match_id),
+        ``expected_version``; else raise :class:`StaleVersion` (nothing written)."""
+        reset, log_args = self._log_args(match_id, expected_version, entries)
+        keys = [match_key(match_id), log_key(match_id), tail_key(match_id),
                 idem_key(match_id, idem[0]) if idem else match_key(match_id)]
-        args: list[Any] = [expected_version, new_version, state, _dumps(new_tail), self.match_ttl,
-                           idem[1].dumps() if idem else "", self.idempotency_ttl, *chunks]
+        args: list[Any] = [expected_version, new_version, state, self.match_ttl,
+                           idem[1].dumps() if idem else "", self.idempotency_ttl, reset, *log_args]
         result = int(self._save(keys=keys, args=args))
         if result == -1:
             raise MatchNotFound(match_id)
         if result != -2:
             raise StaleVersion(result)
-        return new_tail
+
+    def _log_args(self, match_id: str, version: int, entries: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
+        """How to append ``entries`` to the log of a match at ``version``: (reset the tail?, script args)."""
+        in_tail = version % CHUNK
+        if in_tail + len(entries) < CHUNK:
+            return "0", [0, *(_dumps(e) for e in entries)]
+        # this save fills a chunk: compress the tail with the new entries (if the tail changed meanwhile,
+        # the version changed too, and the script rejects the save)
+        tail = [json.loads(e) for e in self.client.lrange(tail_key(match_id), 0, -1)] if in_tail else []
+        pending = tail + list(entries)
+        chunks = []
+        while len(pending) >= CHUNK:
+            chunks.append(_compress(pending[:CHUNK]))
+            pending = pending[CHUNK:]
+        return "1", [len(chunks), *chunks, *(_dumps(e) for e in pending)]
 
     def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]:
         """The version and the log entries after version ``since`` (oldest first)."""
         first_chunk = max(0, since) // CHUNK
-        got = self._read_log(keys=[match_key(match_id), log_key(match_id)], args=[first_chunk])
+        got = self._read_log(keys=[match_key(match_id), log_key(match_id), tail_key(match_id)], args=[first_chunk])
         if not got:
             raise MatchNotFound(match_id)
         version = int(got[0])
         entries: list[dict[str, Any]] = []
-        for chunk in got[2]:
+        for chunk in got[1]:
             entries.extend(_decompress(chunk))
-        entries.extend(json.loads(got[1]))
+        entries.extend(json.loads(e) for e in got[2])
         return version, [e for e in entries if since < e["v"] <= version]
-
-    @staticmethod
-    def _split(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[bytes]]:
-        """Whole chunks to compress and the rest (the new tail)."""
-        chunks = []
-        while len(entries) >= CHUNK:
-            chunks.append(_compress(entries[:CHUNK]))
-            entries = entries[CHUNK:]
-        return entries, chunks
 
     # -- idempotency -------------------------------------------------------------
 
@@ -263,7 +277,7 @@ class RedisMatchStore:
     def stored_bytes(self, match_id: str) -> int:
         """Bytes Redis holds for the match's values (MEMORY USAGE where available, else value lengths)."""
         total = 0
-        for key in (match_key(match_id), log_key(match_id)):
+        for key in (match_key(match_id), log_key(match_id), tail_key(match_id)):
             try:
                 total += int(self.client.memory_usage(key) or 0)
             except redis.ResponseError:
@@ -274,7 +288,8 @@ class RedisMatchStore:
         """Bytes of the stored values themselves (state, seats, log chunks...), without Redis' overhead."""
         fields = self.client.hgetall(match_key(match_id))
         total = sum(len(k) + len(v) for k, v in fields.items())
-        total += sum(len(c) for c in self.client.lrange(log_key(match_id), 0, -1))
+        for key in (log_key(match_id), tail_key(match_id)):
+            total += sum(len(c) for c in self.client.lrange(key, 0, -1))
         return total
 
 

@@ -178,7 +178,7 @@ def test_rejected_moves_change_nothing(client: Any, app: Any) -> None:
     m = create(client, TT, 2, seed=2)
     mid, (t0, t1) = m["match_id"], [s["token"] for s in m["seats"]]
     store = app.extensions["cardtable"].store
-    before = store.load(mid, with_tail=True)
+    before = (store.load(mid), store.log(mid))
 
     def post(token: str, move: Any, version: int = 0) -> Any:
         return client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
@@ -194,8 +194,8 @@ def test_rejected_moves_change_nothing(client: Any, app: Any) -> None:
     assert r["version"] == 0
     problem(client.post(f"/v1/matches/{mid}/moves", headers=bearer(t0), json={"move": "draw"}), 422,
             "invalid_request")
-    after = store.load(mid, with_tail=True)
-    assert (after.version, after.state, after.tail) == (before.version, before.state, before.tail)
+    after = (store.load(mid), store.log(mid))
+    assert (after[0].version, after[0].state, after[1]) == (before[0].version, before[0].state, before[1])
 
 
 def test_moves_are_idempotent_with_a_key(client: Any) -> None:
@@ -481,3 +481,34 @@ def test_less_than_three_melds_by_type_through_analyze(client: Any) -> None:
     assert [m["cards"] for m in out["melds"]["run"]] == [["6D", "7D"]]  # LT5's 6D 7D is a run
     problem(client.post("/v1/games/less-than-three/analyze", json={"hand": ["5S", "5S"]}), 422, "invalid_hand")
     problem(client.post("/v1/games/less-than-three/analyze", json={"hand": ["JS"]}), 422, "invalid_hand")
+
+
+def test_the_log_survives_chunking_and_since_reads_across_chunks(client: Any, app: Any) -> None:
+    """More moves than a log chunk holds: every entry is kept once, in order, and `since` finds them."""
+    from service.store import CHUNK
+
+    m = create(client, "threezies", 2, seed=31, options={"max_turns_per_round": 200})
+    mid, tokens = m["match_id"], [s["token"] for s in m["seats"]]
+    version = 0
+    for _ in range(2 * CHUNK + 5):
+        view = client.get(f"/v1/matches/{mid}").get_json()["view"]
+        if view["to_move"] is None:
+            break
+        token = tokens[view["to_move"]]
+        move = client.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(token)).get_json()["moves"][0]
+        r = client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
+                        json={"move": move, "expected_version": version})
+        version = r.get_json()["version"]
+    assert version > 2 * CHUNK
+    store = app.extensions["cardtable"].store
+    assert store.client.llen(f"ct:{{{mid}}}:log") == version // CHUNK
+    assert store.client.llen(f"ct:{{{mid}}}:tail") == version % CHUNK
+    log = client.get(f"/v1/matches/{mid}/log").get_json()
+    assert [e["version"] for e in log["entries"]] == list(range(1, version + 1))
+    for since in (0, CHUNK - 1, CHUNK, CHUNK + 1, version - 1):
+        _, entries = store.log(mid, since)
+        assert [e["v"] for e in entries] == list(range(since + 1, version + 1))
+    game = get_game("threezies")
+    replayed = game.replay(game.new_match(2, {"max_turns_per_round": 200}, seed=31),
+                           [e["move"] for e in log["entries"]])
+    assert game.to_json(replayed) == json.loads(store.load(mid).state)

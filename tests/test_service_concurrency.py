@@ -76,7 +76,7 @@ def test_racing_moves_on_one_version_exactly_one_wins(server: tuple[str, int], a
         assert statuses == {200: 1, 409: threads_per_race - 1}, (race, statuses)
         assert all(body["code"] == "stale_version" for status, body in results if status == 409)
         winner = next(body for status, body in results if status == 200)
-        stored = store.load(mid, with_tail=True)
+        stored = store.load(mid)
         assert stored.version == version + 1 == winner["version"]
         _, log = store.log(mid)
         assert [e["v"] for e in log] == list(range(1, stored.version + 1))

@@ -76,9 +76,7 @@ def post_move(match_id: str) -> Any:
     svc = services()
     req = body(_move_in)
     key = idempotency_key()
-    match = svc.cache.get(match_id, req["expected_version"])
-    if match is None or not match.has_tail:
-        match = play.load(svc.store, match_id, with_tail=True, cache=svc.cache)
+    match = svc.cache.get(match_id, req["expected_version"]) or play.load(svc.store, match_id, cache=svc.cache)
     seat = _auth(match, required=True)
     assert seat is not None
     answer = play.submit_move(svc.store, svc.autoplayer, match, seat, req["move"], req["expected_version"],
@@ -93,7 +91,7 @@ def advance(match_id: str) -> Any:
     svc = services()
     raw = request.get_json(force=True, silent=True)
     req = _advance_in.load(raw if raw is not None else {})
-    match = play.load(svc.store, match_id, with_tail=True, cache=svc.cache)
+    match = play.load(svc.store, match_id, cache=svc.cache)
     seat = _auth(match, required=False)
     return _move_out.dump(play.advance(svc.store, svc.autoplayer, match, seat, req["expected_version"]))
 
