@@ -37,7 +37,7 @@ def test_random_games_with_every_check_after_every_move(game_id, num_players):
 def test_many_random_games(game_id, num_players):
     """Many seeds: the cheap invariants after every move, the costly ones every 25 plies."""
     game = GAMES[game_id]
-    count = max(1, int(70 * SCALE))
+    count = max(1, int(140 * SCALE / num_players))  # fewer long 8-player games, more 2-player ones
     for seed in range(1000, 1000 + count):
         turns = (10, 25, 60)[seed % 3]
         play_random_game(game, num_players, seed, {"max_turns_per_round": turns}, full_checks_every=25)

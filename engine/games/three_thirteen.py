@@ -478,6 +478,8 @@ def _meld_rules(aces: str, wild_rank: int, ace_value: int) -> melds.MeldRules:
 @lru_cache(maxsize=4096)
 def _go_out_discards(hand: tuple[Card, ...], rules: melds.MeldRules) -> tuple[Card, ...]:
     """The distinct cards whose discard leaves ``hand`` fully melded (R6)."""
+    if not melds.best_discard(hand, rules).can_go_out:  # one solver pass rules out most hands
+        return ()
     out = []
     for card in sorted(set(hand)):
         rest = list(hand)
