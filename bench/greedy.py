@@ -18,7 +18,7 @@ They never look ahead and never model the opponents:
 * **Contract rummy**: go down as soon as possible; lay off everything that
   fits; take the discard only if it joins a partial contract meld in hand;
   discard the card that fits worst (highest points among cards with the
-  fewest partners); never buy. (Added when the game exists.)
+  fewest partners); never buy.
 
 Legal moves come from a re-deal of the view (``game.determinize``), as any
 client would list them; the baselines read only the view.
@@ -141,7 +141,48 @@ def greedy_less_than_three(game: Game, view: Observation, rng: random.Random) ->
     return {"type": "pass"}
 
 
+# -- Contract rummy --------------------------------------------------------------------------
+
+_CR_POINTS = tuple(25 if c == 52 else 15 if c % 13 == 0 else 20 if c % 13 == 1 else 10 if c % 13 >= 9 else 5
+                   for c in range(53))
+
+
+def _cr_wild(card: int) -> bool:
+    return card == 52 or card % 13 == 1
+
+
+def _cr_partners(card: int, hand: list[int], runs: bool, sets: bool) -> int:
+    return sum(1 for c in hand if c != card and not _cr_wild(c) and (
+        (sets and c % 13 == card % 13) or (runs and c // 13 == card // 13 and 0 < abs(c - card) <= 2)))
+
+
+def greedy_contract_rummy(game: Game, view: Observation, rng: random.Random) -> Move:
+    moves = legal_moves(game, view, rng)
+    hand = parse_cards(view["hand"])
+    runs, sets = view["contract"]["runs"] > 0, view["contract"]["sets"] > 0
+    if view["phase"] == "buy":
+        return {"type": "pass"}
+    if view["phase"] == "draw":
+        if view["discard"]:
+            top = parse_card(view["discard"][-1])
+            if _cr_wild(top) or (not view["down"][view["seat"]] and _cr_partners(top, hand, runs, sets)):
+                return {"type": "take_discard"}
+        return {"type": "draw"}
+    for kind in ("go_down", "lay_off"):
+        for m in moves:
+            if m["type"] == kind:
+                return m
+    discards = [m for m in moves if m["type"] == "discard"]
+
+    def badness(m: Move) -> tuple[int, int, int]:
+        c = parse_card(m["card"])
+        return (not _cr_wild(c), -_cr_partners(c, hand, runs, sets), _CR_POINTS[c])
+
+    return max(discards, key=badness)
+
+
 GREEDY: dict[str, Baseline] = {
+    "contract-rummy": greedy_contract_rummy,
     "three-thirteen": greedy_rummy,
     "threezies": greedy_rummy,
     "least-score": greedy_least_score,
