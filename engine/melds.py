@@ -685,7 +685,9 @@ class _Solver:
         self.min_set = rules.min_set
         self.min_run = rules.min_run
         self.limit = rules.wild_limit
-        self.absorbing = rules.wild_limit in ("none", "at_least_one_natural")
+        # with these limits every wild joins a meld once a natural is melded: a set takes any
+        # number, a run grows to 13 cards and a full run splits in two (needs min_run <= 7)
+        self.absorbing = rules.wild_limit in ("none", "at_least_one_natural") and rules.min_run <= 7
         self.all_wild_ok = rules.wild_limit == "none"
         self.all_wild_size = min(rules.min_set, rules.min_run)
         self.jokers_wild = rules.jokers_wild
@@ -1009,13 +1011,17 @@ class _Solver:
         assert plan is not None
         return total, melded, sorted(plan[1])
 
-    def _search(self, hand: Sequence[Card], want: bool) -> tuple[int, int, Any]:
+    def _search(self, hand: Sequence[Card], want: bool, exact_rooms: bool = False) -> tuple[int, int, Any]:
         """Exact memoised search; with ``want`` also the plan ``(melds, deadwood, wilds used)``.
 
         Each meld records the naturals it takes and the least and most wilds it
         can hold (``lo``..``hi``: the least fills gaps and reaches the minimum
         size, the most obeys the wild limit and the 13-card run length). Wilds
-        are then shared out; the costliest wilds are the ones melded.
+        are then shared out; the costliest wilds are the ones melded. With the
+        limits ``none`` and ``at_least_one_natural`` every wild joins once a
+        natural is melded (see the module notes), so only the least counts
+        (:meth:`_search_absorbing`) unless ``exact_rooms`` asks for the plan
+        that also tracks the most.
         """
         for c in hand:
             _check_card(c)
@@ -1046,7 +1052,10 @@ class _Solver:
             wild_cards += wild_jokers
             wild_cards.sort(key=lambda c: (-wt[c], c))
             naturals = tuple(sorted(plain + as_natural))
-            value, plan = self._search_one(naturals, [wt[c] for c in wild_cards], want)
+            if self.absorbing and not exact_rooms:
+                value, plan = self._search_absorbing(naturals, [wt[c] for c in wild_cards], want)
+            else:
+                value, plan = self._search_one(naturals, [wt[c] for c in wild_cards], want)
             if value > best:
                 best = value
                 if want:
@@ -1056,6 +1065,91 @@ class _Solver:
                     dead = list((Counter(naturals) - melded_naturals).elements()) + left_wilds + dead_jokers
                     best_plan = (melds, dead, wild_cards[:used])
         return total, best, best_plan
+
+    def _search_absorbing(self, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:
+        """:meth:`_search_one` for the limits where every wild joins once a natural is melded.
+
+        Only the least wilds of each meld count, and a run never skips a
+        natural left in its span (swapping it in for the wild there is never
+        worse, even with duplicates: the wild can stand for it in the other
+        meld), so runs take the next available ranks in a row.
+        """
+        wt = self.wt
+        n_wild = len(wild_w)
+        min_set, min_run, ace_high = self.min_set, self.min_run, self.ace_high
+        memo: dict[tuple[tuple[Card, ...], int], tuple[int, Any]] = {}
+
+        def solve(rest: tuple[Card, ...], lo: int) -> int:
+            key = (rest, lo)
+            hit = memo.get(key)
+            if hit is not None:
+                return hit[0]
+            if not rest:
+                memo[key] = (0, None)
+                return 0
+            c = rest[0]
+            tail = rest[1:]
+            best = solve(tail, lo)
+            choice: Any = None
+            rank = c % 13
+            same = [x for x in tail if x % 13 == rank]
+            kinds = sorted(set(same))
+            smallest = min_set if len(same) + 1 >= min_set else 1  # a short set is never needed then
+            for picks in product(*[range(same.count(x) + 1) for x in kinds]):
+                taken = [c] + [x for x, p in zip(kinds, picks, strict=True) for _ in range(p)]
+                k = len(taken)
+                if k < smallest:
+                    continue
+                need = min_set - k if k < min_set else 0
+                if lo + need > n_wild:
+                    continue
+                rest2 = _remove(tail, taken[1:])
+                v = sum(wt[x] for x in taken) + solve(rest2, lo + need)
+                if v > best:
+                    best = v
+                    choice = ("set", tuple(taken), need, _INF, (rest2, lo + need))
+            suit = c // 13
+            p = c % 13 + 1
+            higher = sorted({x for x in tail if x // 13 == suit and x != c})
+            for place in [1, 14] if (p == 1 and ace_high) else [p]:
+                if place == 14:
+                    runs = [higher[len(higher) - j:] for j in range(1, len(higher) + 1)]
+                else:
+                    runs = [higher[:j] for j in range(len(higher) + 1)]
+                for picked in runs:
+                    k = 1 + len(picked)
+                    if place == 14:
+                        span = 14 - (picked[0] % 13 + 1) + 1
+                    else:
+                        span = (picked[-1] % 13 + 1 if picked else p) - p + 1
+                    if span > MAX_RUN:
+                        break
+                    need = span - k + (min_run - span if span < min_run else 0)
+                    if lo + need > n_wild:
+                        continue
+                    rest2 = _remove(tail, picked)
+                    v = wt[c] + sum(wt[x] for x in picked) + solve(rest2, lo + need)
+                    if v > best:
+                        best = v
+                        choice = ("run", (c, *picked), need, MAX_RUN - k, (rest2, lo + need), place)
+            memo[key] = (best, choice)
+            return best
+
+        natural = solve(naturals, 0)
+        used = n_wild if natural > 0 or (self.all_wild_ok and n_wild >= self.all_wild_size) else 0
+        value = natural + sum(wild_w[:used])
+        if not want:
+            return value, None
+        melds = []
+        key = (naturals, 0)
+        while key[0]:
+            _, choice = memo[key]
+            if choice is None:
+                key = (key[0][1:], key[1])
+                continue
+            melds.append(choice)
+            key = choice[4]
+        return value, (melds, used)
 
     def _search_one(self, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:
         wt = self.wt
@@ -1167,11 +1261,19 @@ class _Solver:
     def arrangement(self, hand: Sequence[Card]) -> Arrangement:
         total, melded, plan = self._search(hand, True)
         melds, dead, wilds = plan
+        realized = self._realize(melds, wilds)
+        if realized is None:  # every meld is a full run: ask for a split that leaves room
+            total, melded, plan = self._search(hand, True, exact_rooms=True)
+            melds, dead, wilds = plan
+            realized = self._realize(melds, wilds)
+            assert realized is not None
         score = (total - melded) // _SCALE
-        return Arrangement(score, tuple(self._realize(melds, wilds)), tuple(sorted(dead)))
+        return Arrangement(score, tuple(realized), tuple(sorted(dead)))
 
-    def _realize(self, plan: list[Any], wilds: list[Card]) -> list[Meld]:
-        """Concrete melds from the search plan: share out ``wilds`` and say what each stands for."""
+    def _realize(self, plan: list[Any], wilds: list[Card]) -> list[Meld] | None:
+        """Concrete melds from the search plan: share out ``wilds`` and say what each stands for.
+
+        None if the extra wilds fit nowhere (only when every meld is a full run)."""
         extra = len(wilds) - sum(m[2] for m in plan)
         counts = [m[2] for m in plan]
         if sum(m[3] - m[2] for m in plan) >= extra:
@@ -1181,7 +1283,9 @@ class _Solver:
                 give = min(plan[i][3] - plan[i][2], extra)
                 counts[i] += give
                 extra -= give
-        # else the extra wilds (at least a meld's worth) make one all-wild meld
+        elif not (self.all_wild_ok and extra >= self.all_wild_size):
+            return None
+        # else the extra wilds (a meld's worth at least) make one all-wild meld
         pool = list(wilds)
         out = []
         for m, j in zip(plan, counts, strict=True):

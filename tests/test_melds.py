@@ -229,6 +229,15 @@ def test_non_wild_joker_fits_nothing():
     assert score("7H 8H 9H JK", rules) == 20
 
 
+def test_a_full_run_splits_to_take_a_spare_wild():
+    cards = hand("AH 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH JK")
+    assert min_deadwood(cards, MeldRules()) == 0  # A-J and JK(=JH) Q K
+    check_arrangement(cards, MeldRules())
+    # runs of 8+ cannot split 14 cards: the joker takes the ace's place and the ace stays out
+    assert min_deadwood(cards, MeldRules(min_run=8)) == 1 == brute_min_deadwood(cards, MeldRules(min_run=8))
+    check_arrangement(cards, MeldRules(min_run=8))
+
+
 def test_empty_hand_and_bad_cards():
     assert min_deadwood([], MeldRules()) == 0
     assert is_fully_melded([], MeldRules())
