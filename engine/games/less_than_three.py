@@ -48,6 +48,11 @@ Readings of the rules, written down where the text leaves a choice:
   ``sweep_used`` and ``to_move`` (default: the dealer when leading, the other
   seat when a table is given). Cards given nowhere fill the aside (chosen from
   the seed) and then the discards, so a round always has 30 cards in play.
+
+Speed: ``apply`` copies on write (the new state shares every list it does not
+change with its input; nothing here mutates a state's list in place), and the
+meld tables of ``engine/climbing.py`` are built once. ``bench/playouts.py``
+reports ``less_than_three_actions_per_s`` and ``less_than_three_lead_moves_per_s``.
 """
 
 from __future__ import annotations
