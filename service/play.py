@@ -290,7 +290,11 @@ class Autoplayer:
         except ImportError as exc:  # the AI package is not installed or not ready
             raise ApiError("ai_unavailable", f"the AI cannot be loaded: {exc}") from None
         started = time.perf_counter()
-        decision = choose_move(game, view, level=level, time_ms=time_ms, seed=seed)
+        try:
+            decision = choose_move(game, view, level=level, time_ms=time_ms, seed=seed)
+        except Exception as exc:  # an AI bug is the AI being unavailable, not a 500 with a trace
+            log.exception("the AI failed (%s, %s)", game.info.id, kind)
+            raise ApiError("ai_unavailable", f"the AI failed to decide ({exc.__class__.__name__})") from None
         if self.metrics is not None:
             self.metrics.ai_seconds.labels(game=game.info.id, kind=kind).observe(time.perf_counter() - started)
         return decision
@@ -311,11 +315,11 @@ class Autoplayer:
                                        (seed_base * 1_000_003 + version) % MAX_SEED, "seat")
                 state, entry, hands = play_move(game, state, decision.move, seat, version, ai=True, hands=hands)
             except ApiError as exc:
-                return Played(state, entries, exc)
-            except Exception as exc:
-                # a failing AI must not lose the human move before it: keep what was played, log, and let
+                # a failing AI must not lose the human move before it: keep what was played and let
                 # /advance retry the AI turn later
-                log.exception("the AI failed to play seat %s of match %s", seat, stored.match_id)
+                return Played(state, entries, exc)
+            except Exception as exc:  # the AI's move was refused by the engine
+                log.exception("the AI's move for seat %s of match %s failed", seat, stored.match_id)
                 return Played(state, entries, ApiError("ai_unavailable", f"the AI failed to move "
                                                        f"({exc.__class__.__name__}); retry with /advance"))
             entries.append(entry)
