@@ -31,6 +31,21 @@ max_requests_jitter = max_requests // 10
 accesslog = None  # the app logs one JSON line per request itself
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+# gunicorn's own messages (boot, worker exits) as JSON lines too, like the app's
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "service.extensions.JsonFormatter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"},
+        "error_console": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"},
+    },
+    "root": {"level": loglevel.upper(), "handlers": ["console"]},
+    "loggers": {
+        "gunicorn.error": {"handlers": ["error_console"], "level": loglevel.upper(), "propagate": False},
+        "gunicorn.access": {"handlers": ["console"], "level": loglevel.upper(), "propagate": False},
+    },
+}
 
 _own_metrics_dir = None
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
