@@ -17,15 +17,19 @@ a brute force in ``tests/test_melds.py``):
 
 * Wild cards are a *count*. While at least one meld holds a natural card, any
   further wild can join a meld (a set takes any number; a run grows, and a
-  full run splits in two), so with wild limit ``none`` or
-  ``at_least_one_natural`` every wild is melded as soon as one natural is.
+  full run splits in two when ``min_run <= 7``), so with wild limit ``none``
+  or ``at_least_one_natural`` every wild is melded as soon as one natural is.
   What remains is: which naturals can be melded with at most ``W`` wilds.
+  A run then never skips a natural of its span (swap it in for the wild), so
+  runs take consecutive available ranks.
 * One deck, no duplicate naturals (the common case): a hand is four 13-bit
   suit masks. Per-suit tables (built once per value table, ``min_run`` and ace
-  rule) give the best run weight of a suit for 0..4 wilds; sets are chosen
-  rank by rank, but only ranks whose cards could also sit in a run are
-  branched on. With no wilds and no rank that is both a set and part of a run,
-  the answer is a few table look-ups.
+  rule; :func:`prepare` builds them eagerly) give the best run weight of a
+  suit for 0..4 wilds; sets are chosen rank by rank, but only ranks whose
+  cards could also sit in a run are branched on, and dominated choices are
+  dropped. With no wilds and no rank that is both a set and part of a run,
+  the answer is a few table look-ups. :func:`best_discard` runs the same
+  enumeration once with per-suit "one card less" tables.
 * Anything else (duplicates from several decks, more than four wilds, the
   wild limits that cap wilds per meld) goes to an explicit memoised search on
   the lowest remaining card, which is also what builds :class:`Arrangement`\\ s.
@@ -79,7 +83,7 @@ def rummy_values(
     if two is not None:
         by_rank[2] = two
     by_rank += [ten_to_king] * 4
-    return (*tuple(by_rank[c % 13 + 1] for c in range(52)), joker)
+    return (*(by_rank[c % 13 + 1] for c in range(52)), joker)
 
 
 _DEFAULT_VALUES = rummy_values()
@@ -443,7 +447,11 @@ class _SuitTables:
     weight and its cards with no wild (every maximal stretch of ``min_run``+);
     ``relevant[w][m]`` the cards that can be in some run using at most ``w``
     wilds; ``front_w[m]`` and ``front_how[m]`` (filled lazily) the best run
-    weight for 0..4 wilds and the cards melded for each.
+    weight for 0..4 wilds and the cards melded for each, ``front_v[m]`` the
+    same in card values. For :func:`best_discard`: ``fd0``/``fd`` the best
+    "one card of m discarded" (value kept in runs plus the card's value, then
+    the card's value, then its rank, packed in one int) and ``fdr0``/``fdr``
+    the same less the value ``m`` keeps without a discard.
     """
 
     def __init__(self, weights: tuple[int, ...], min_run: int, ace_high: bool) -> None:
