@@ -106,6 +106,7 @@ def _init_limiter(app: Flask, cfg: Config, url: str, client: Any) -> None:
 
 
 def _instrument(app: Flask, metrics: Metrics, cfg: Config) -> None:
+    cors_origins = {o.strip() for o in cfg.cors_origins.split(",") if o.strip()}
     @app.before_request
     def _start() -> None:
         g.started = time.perf_counter()
@@ -118,6 +119,13 @@ def _instrument(app: Flask, metrics: Metrics, cfg: Config) -> None:
         metrics.requests.labels(endpoint, request.method, str(response.status_code)).inc()
         metrics.latency.labels(endpoint, request.method).observe(elapsed)
         response.headers["X-Request-Id"] = g.get("request_id", "")
+        origin = request.headers.get("Origin")
+        if origin and cors_origins and ("*" in cors_origins or origin in cors_origins):
+            response.headers["Access-Control-Allow-Origin"] = "*" if "*" in cors_origins else origin
+            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, Idempotency-Key"
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
+            response.headers["Access-Control-Expose-Headers"] = "Retry-After, Location, X-Request-Id"
+            response.headers["Vary"] = "Origin"
         if cfg.request_log and log.isEnabledFor(logging.INFO):
             log.info("request", extra={"fields": {
                 "request_id": g.get("request_id"),

@@ -44,6 +44,8 @@ class Config:
     redis_max_connections: int = 64
     #: Matches each process remembers after writing them (saves a read when the next move comes here).
     match_cache_size: int = 4096
+    #: Browser origins allowed to call the API (CORS), comma-separated, or "*"; empty: same origin only.
+    cors_origins: str = ""
     #: Proxies in front of the service whose X-Forwarded-For to trust (the client IP for rate limits and logs).
     trust_proxy_hops: int = 0
     log_level: str = "INFO"

@@ -512,3 +512,15 @@ def test_the_log_survives_chunking_and_since_reads_across_chunks(client: Any, ap
     replayed = game.replay(game.new_match(2, {"max_turns_per_round": 200}, seed=31),
                            [e["move"] for e in log["entries"]])
     assert game.to_json(replayed) == json.loads(store.load(mid).state)
+
+
+def test_cors_only_for_configured_origins(redis_server: Any) -> None:
+    from tests.service_conftest import make_app
+
+    open_app = make_app(redis_server.url, cors_origins="https://cards.example").test_client()
+    r = open_app.options("/v1/matches", headers={"Origin": "https://cards.example",
+                                                  "Access-Control-Request-Method": "POST"})
+    assert r.status_code == 200 and r.headers["Access-Control-Allow-Origin"] == "https://cards.example"
+    assert "Authorization" in r.headers["Access-Control-Allow-Headers"]
+    r = open_app.get("/v1/games", headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in r.headers
