@@ -781,3 +781,22 @@ def test_round_ends_when_no_card_can_be_drawn():
     assert end["reason"] == "stock_exhausted" and end["went_out"] is None
     assert end["scores"] == [card_points(parse_cards(h)) for h in hands]
     assert state.round == 2
+
+
+def test_lay_off_listing_does_not_depend_on_its_caches():
+    """The lay-off index of a table derived from the previous table's equals a fresh one, in order."""
+    from engine.games import contract_rummy as cr
+
+    rng = random.Random(31)
+    compared = 0
+    for seed in range(4):
+        state = GAME.new_match(4, {"max_turns_per_round": 80}, seed=seed)
+        while not state.is_over:
+            moves = GAME.legal_moves(state)
+            if state.phase == "play" and state.down[state.turn]:
+                cr._TABLE_INDEX.clear()
+                cr._WANTS.clear()
+                assert GAME.legal_moves(state) == moves
+                compared += 1
+            state, _ = GAME.apply(state, rng.choice(moves), check=False)
+    assert compared > 100

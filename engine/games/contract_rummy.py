@@ -651,12 +651,14 @@ class ContractRummy(Game):
             s.went_down_now = False
             return events
         if kind == "go_down":
+            old_table = s.meld_cards
             for meld in arg:
                 for c in meld[2]:
                     _hand_remove(s, seat, c)
                 self._add_meld(s, seat, meld)
             s.down = s.down[:]
             s.down[seat] = 1
+            _derive_index(s, old_table, len(old_table), len(s.meld_cards))
             s.went_down_now = True
             return [{"type": "go_down", "seat": seat,
                      "melds": [_meld_json(m, seat) for m in arg]}]
@@ -665,8 +667,10 @@ class ContractRummy(Game):
         hand = _hand_remove(s, seat, card)
         s.meld_low = s.meld_low[:]
         s.meld_low[index] = new[1]
+        old_table = s.meld_cards
         s.meld_cards = s.meld_cards[:]
         s.meld_cards[index] = list(new[2])
+        _derive_index(s, old_table, index, index + 1)
         event: Event = {"type": "lay_off", "seat": seat, "card": CARD_NAMES[card], "meld": index}
         if how == "end":
             event["end"] = end
@@ -990,6 +994,52 @@ def _table_index(s: ContractRummyState) -> dict[Card, list[Move]]:
         _TABLE_INDEX.clear()
     _TABLE_INDEX[id(table)] = (table, limit, index)
     return index
+
+
+def _derive_index(s: ContractRummyState, old_table: list[list[Card]], first: int, stop: int) -> None:
+    """After melds ``first..stop-1`` were changed (a lay-off) or added (going down), derive the new
+    table's index from the old table's if both it and the changed meld's old wants are cached: the same
+    lists a full rebuild makes (by card; in meld order, then in :func:`engine.contracts.meld_wants`
+    order), rebuilding only the lists of the cards those melds concern."""
+    limit = s.options["wild_limit"]
+    entry = _TABLE_INDEX.get(id(old_table))
+    if entry is None or entry[0] is not old_table or entry[1] != limit:
+        return
+    old = entry[2]
+    changed = first < len(old_table)
+    touched: set[Card] = set()
+    if changed:
+        wants = _WANTS.get(id(old_table[first]))
+        if wants is None or wants[0] is not old_table[first] or wants[1] != limit:
+            return
+        touched = {c for c, _ in wants[2]}
+    index = dict(old)
+    for c in touched:
+        index[c] = [m for m in old[c] if m["meld"] != first]
+    for i in range(first, stop):
+        for c, move in _meld_wants(s, i, limit):
+            mine = index.get(c)
+            if mine is None:
+                index[c] = [move]
+            else:
+                if c not in touched:
+                    index[c] = mine = mine[:]  # lists are shared with the old index: copy before adding
+                    touched.add(c)
+                mine.append(move)
+    for c in touched:
+        moves = index[c]
+        if not moves:
+            del index[c]
+        elif changed:
+            moves.sort(key=_meld_of)  # stable: keeps each meld's own order
+    if len(_TABLE_INDEX) >= 1024:
+        _TABLE_INDEX.clear()
+    _TABLE_INDEX[id(s.meld_cards)] = (s.meld_cards, limit, index)
+
+
+def _meld_of(move: Move) -> int:
+    meld: int = move["meld"]
+    return meld
 
 
 def _go_down_json(melds: contracts.GoDown) -> Move:
