@@ -94,6 +94,7 @@ class LoadedMatch:
     stored: StoredMatch
     game: Game
     state: State
+    hands: list[Counter[int]] | None = None  # each seat's hand, when known (saves recomputing it)
 
     @property
     def version(self) -> int:
@@ -255,6 +256,7 @@ class Played:
     state: State
     entries: list[dict[str, Any]]
     error: ApiError | None = None  # why the AI stopped early, if it failed
+    hands: list[Counter[int]] | None = None
 
 
 def play_move(game: Game, state: State, move: Mapping[str, Any], seat: int, version: int,
@@ -317,14 +319,14 @@ class Autoplayer:
             except ApiError as exc:
                 # a failing AI must not lose the human move before it: keep what was played and let
                 # /advance retry the AI turn later
-                return Played(state, entries, exc)
+                return Played(state, entries, exc, hands)
             except Exception as exc:  # the AI's move was refused by the engine
                 log.exception("the AI's move for seat %s of match %s failed", seat, stored.match_id)
                 return Played(state, entries, ApiError("ai_unavailable", f"the AI failed to move "
-                                                       f"({exc.__class__.__name__}); retry with /advance"))
+                                                       f"({exc.__class__.__name__}); retry with /advance"), hands)
             entries.append(entry)
             version += 1
-        return Played(state, entries)
+        return Played(state, entries, None, hands)
 
 
 # ---------------------------------------------------------------------------
@@ -430,7 +432,7 @@ def submit_move(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, s
     if match.state.to_move != seat:
         raise ApiError.from_engine(NotYourTurnError(
             f"it is seat {match.state.to_move}'s decision, not seat {seat}'s"))
-    state, entry, hands = play_move(match.game, match.state, move, seat, match.version)
+    state, entry, hands = play_move(match.game, match.state, move, seat, match.version, hands=match.hands)
     played = autoplayer.run(match.stored, match.game, state, match.version + 1, hands=hands)
     entries = [entry, *played.entries]
     new_version = match.version + len(entries)
@@ -441,7 +443,7 @@ def submit_move(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, s
     }
     if idempotency_key:
         idem = (key_digest(idempotency_key), IdempotentAnswer(fingerprint(seat, body), 200, answer))
-    saved = _save(store, match, new_version, played.state, entries, idem)
+    saved = _save(store, match, new_version, played.state, entries, idem, played.hands)
     if cache is not None:
         cache.put(saved)
     return answer
@@ -452,7 +454,7 @@ def advance(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, seat:
     if expected_version is not None and expected_version != match.version:
         raise ApiError("stale_version", f"expected_version is {expected_version} but the match is at version "
                        f"{match.version}", extra={"version": match.version})
-    played = autoplayer.run(match.stored, match.game, match.state, match.version)
+    played = autoplayer.run(match.stored, match.game, match.state, match.version, hands=match.hands)
     if played.error is not None and not played.entries:
         raise played.error
     new_version = match.version + len(played.entries)
@@ -466,7 +468,8 @@ def advance(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, seat:
 
 
 def _save(store: MatchStore, match: LoadedMatch, new_version: int, state: State,
-          entries: list[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None) -> LoadedMatch:
+          entries: list[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None,
+          hands: list[Counter[int]] | None = None) -> LoadedMatch:
     """Save the match moved from ``match.version`` to ``new_version``; the saved match (for the cache)."""
     blob = _dumps(match.game.to_json(state))
     try:
@@ -477,7 +480,7 @@ def _save(store: MatchStore, match: LoadedMatch, new_version: int, state: State,
     except MatchNotFound:
         raise ApiError("match_not_found", f"no match {match.stored.match_id!r} (it expired)") from None
     stored = dataclasses.replace(match.stored, version=new_version, state=blob)
-    return LoadedMatch(stored, match.game, state)
+    return LoadedMatch(stored, match.game, state, hands)
 
 
 def legal_moves_for(match: LoadedMatch, seat: int) -> dict[str, Any]:
