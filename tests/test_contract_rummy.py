@@ -800,3 +800,18 @@ def test_lay_off_listing_does_not_depend_on_its_caches():
                 compared += 1
             state, _ = GAME.apply(state, rng.choice(moves), check=False)
     assert compared > 100
+
+
+def test_a_set_of_2s_is_natural_and_takes_jokers_as_wilds():
+    state = _ready("2C 2D 2H 9S 9D JK 5C 6C")
+    move = go_down(("set", "2C 2D 2H"), ("set", "9S 9D JK"))
+    assert norm(move) in listed_downs(state)
+    state = play(state, move)
+    view = GAME.observation(state, 1)
+    assert [m["rank"] for m in view["melds"]] == ["2", "9"]
+    assert contracts.meld_counts((-1, 2, tuple(parse_cards("2C 2D 2H")))) == (3, 0)
+    assert contracts.meld_counts((-1, 2, tuple(parse_cards("2C 2D JK")))) == (2, 1)
+    # a 2 laid on a set of 2s is natural, so even the strictest wild limit takes it
+    meld = (-1, 2, tuple(parse_cards("2C 2D JK")))
+    assert [how for how, _, _ in contracts.lay_off_options(meld, parse_card("2S"), "fewer_than_naturals")] == ["add"]
+    assert contracts.lay_off_options(meld, JOKER, "fewer_than_naturals") == []
