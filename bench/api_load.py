@@ -155,6 +155,7 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
                 shared: dict[str, Any]) -> dict[str, Any]:
     latencies: list[float] = []
     cpu_before = cpu_seconds(shared["pids"])
+    redis_before = cpu_seconds(shared["pids"][:1])
     errors = 0
     stop_at = time.perf_counter() + duration
 
@@ -191,10 +192,12 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
     await asyncio.gather(*(worker(i) for i in range(shared["connections"])))
     elapsed = time.perf_counter() - started
     server_cpu = cpu_seconds(shared["pids"]) - cpu_before
+    redis_cpu = cpu_seconds(shared["pids"][:1]) - redis_before
     latencies.sort()
     n = len(latencies)
     return {
         "server_cpu_ms_per_request": round(server_cpu * 1000 / n, 3) if n else None,
+        "redis_cpu_ms_per_request": round(redis_cpu * 1000 / n, 3) if n else None,
         "requests": n,
         "errors": errors,
         "seconds": round(elapsed, 3),
@@ -253,6 +256,7 @@ def summarize(raw: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         out[kind] = {
             "rps": round(statistics.median(r["rps"] for r in runs), 1),
             "server_cpu_ms_per_request": round(statistics.median(r["server_cpu_ms_per_request"] for r in runs), 3),
+            "redis_cpu_ms_per_request": round(statistics.median(r["redis_cpu_ms_per_request"] for r in runs), 3),
             "p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
             "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
             "requests": sum(r["requests"] for r in runs),
@@ -338,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         for kind in ("healthz", "legal_moves", "moves"):
             r = result[kind]
             print(f"{kind:12s} {r['rps']:9.1f} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
-                  f"server CPU {r['server_cpu_ms_per_request']:.3f} ms/req  errors {r['errors']}")
+                  f"server CPU {r['server_cpu_ms_per_request']:.3f} ms/req "
+                  f"(Redis {r['redis_cpu_ms_per_request']:.3f})  errors {r['errors']}")
         print(f"legal-moves / healthz = {result['legal_moves_vs_healthz']:.2f}   "
               f"moves / healthz = {result['moves_vs_healthz']:.2f}   (by server CPU: "
               f"{result['cpu_capacity_legal_moves_vs_healthz']:.2f}, {result['cpu_capacity_moves_vs_healthz']:.2f})")
