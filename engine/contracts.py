@@ -185,7 +185,8 @@ def read_run(cards: Sequence[Card], limit: str = "at_least_one_natural",
     """The run ``(suit, low, cards in position order)`` that ``cards`` form (R3), or IllegalMoveError.
 
     ``stand_ins`` (parallel to ``cards``) says what each card stands for; without it the placement must
-    be unambiguous (no wild that could go to either end).
+    be unambiguous (no wild that could go to either end). Thirteen cards standing for A-K or for 2-A are
+    the same cards: they are read ace low.
 
     >>> read_run(parse_cards("QS KS AS 2S"))[:2]   # CR4: 2S wild as JS, ace high
     (3, 11)

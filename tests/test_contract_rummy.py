@@ -8,6 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import contracts
 from engine.cards import CARD_NAMES, JOKER, parse_card, parse_cards
@@ -815,3 +817,48 @@ def test_a_set_of_2s_is_natural_and_takes_jokers_as_wilds():
     meld = (-1, 2, tuple(parse_cards("2C 2D JK")))
     assert [how for how, _, _ in contracts.lay_off_options(meld, parse_card("2S"), "fewer_than_naturals")] == ["add"]
     assert contracts.lay_off_options(meld, JOKER, "fewer_than_naturals") == []
+
+
+@st.composite
+def table_runs(draw):
+    """A legal run: suit, low, length, and which places hold wilds (with at least one natural)."""
+    suit = draw(st.integers(0, 3))
+    length = draw(st.integers(4, 13))
+    low = draw(st.integers(1, 15 - length))
+    wild_at = draw(st.sets(st.integers(0, length - 1), max_size=length - 1))
+    wilds = draw(st.lists(st.sampled_from([JOKER, 1, 14, 27, 40]), min_size=length, max_size=length))
+    cards_ = tuple(wilds[i] if i in wild_at else contracts.position_card(suit, low + i) for i in range(length))
+    return suit, low, cards_
+
+
+@given(table_runs(), st.randoms(use_true_random=False))
+def test_read_run_gives_back_any_run_from_its_stand_ins(meld, rnd):
+    suit, low, cards_ = meld
+    order = list(range(len(cards_)))
+    rnd.shuffle(order)
+    shuffled = [cards_[i] for i in order]
+    stand_ins = [contracts.stands_for(meld)[i] for i in order]
+    read = contracts.read_run(shuffled, LIMIT, stand_ins)
+    if len(cards_) == 13:  # A-K and 2-A hold the same 13 cards: read as ace low
+        assert read[:2] == (suit, 1) and sorted(contracts.stands_for(read)) == sorted(contracts.stands_for(meld))
+        return
+    assert read == meld
+    # without stand-ins: the same run when the places are forced, else a request for stands_for
+    try:
+        read = contracts.read_run(shuffled, LIMIT)
+    except IllegalMoveError as exc:
+        assert "stands_for" in str(exc)
+    else:
+        assert read[:2] == (suit, low) and sorted(read[2]) == sorted(cards_)
+        assert contracts.meld_counts(read) >= contracts.meld_counts(meld)
+
+
+@given(table_runs(), st.sampled_from([*range(52), JOKER]))
+def test_every_lay_off_keeps_the_run_legal(meld, card):
+    for how, end, new in contracts.lay_off_options(meld, card, LIMIT):
+        assert contracts.meld_problem(new, LIMIT) is None
+        assert len(new[2]) == len(meld[2]) + 1
+        assert sorted(new[2]) == sorted([*meld[2], card])
+        if how == "replace":
+            moved = new[2][0] if end == "low" else new[2][-1]
+            assert contracts.is_wild(moved)
