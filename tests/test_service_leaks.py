@@ -102,3 +102,44 @@ def _check_every_response(client: Any, game: Any, state: Any, mid: str, tokens: 
             leaked = cards_in(body) & secret
             assert not leaked, f"{game.info.id}: the {name} response of seat {seat} shows {sorted(leaked)}"
     return checked
+
+
+@pytest.mark.parametrize("game", all_games(), ids=lambda g: g.info.id)
+def test_ai_seats_leak_nothing_to_the_human(leak_client: Any, game: Any) -> None:
+    """The AI seats' automatic turns (their events and private log parts) show the human nothing unseen."""
+    client = leak_client
+    n = game.info.min_players
+    rng = random.Random(f"leak-ai/{game.info.id}")
+    players = [{"name": "human"}] + [{"ai": {"level": 1}} for _ in range(n - 1)]
+    m = create(client, game.info.id, players=players, seed=rng.randrange(10**9))
+    mid, token = m["match_id"], m["seats"][0]["token"]
+    store = client.application.extensions["cardtable"].store
+    seen: set[str] = set()
+    checked = 0
+    for _ in range(12):
+        state = game.from_json(json.loads(store.load(mid).state))
+        _, entries = store.log(mid)
+        seen |= _visible(game, state, 0)
+        for e in entries:
+            seen |= cards_in(e["e"]) | set((e.get("p") or {}).get("0", []))
+        if state.is_over:
+            break
+        secret = _never_seen_hidden(game, state, 0, seen)
+        assert secret, "nothing hidden from the human: the check would be empty"
+        checked += 1
+        for path, query in ((f"/v1/matches/{mid}", {"since": 0}), (f"/v1/matches/{mid}/log", {}),
+                            (f"/v1/matches/{mid}/legal-moves", {})):
+            body = client.get(path, query_string=query, headers=bearer(token)).get_json()
+            assert not cards_in(body) & secret, f"{game.info.id}: {path} shows {sorted(cards_in(body) & secret)}"
+        moves = client.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(token)).get_json()["moves"]
+        assert moves, "after the AI turns it is the human's decision"
+        version = store.load(mid).version
+        r = client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
+                        json={"move": rng.choice(moves), "expected_version": version})
+        assert r.status_code == 200, r.get_json()
+        # the answer's events (the human move and the AI turns after it) are exactly the public ones
+        public = client.get(f"/v1/matches/{mid}/log").get_json()["entries"]
+        expected = [{**event, "version": e["version"]} for e in public if e["version"] > version
+                    for event in e["events"]]
+        assert r.get_json()["events"] == expected
+    assert checked > 0
