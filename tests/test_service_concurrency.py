@@ -129,3 +129,35 @@ def test_redis_outage_gives_503_and_recovers_with_nothing_lost() -> None:
         assert [e["version"] for e in log["entries"]] == [1, 2]
     finally:
         redis_srv.cleanup()
+
+
+def test_two_copies_of_the_service_share_matches_through_redis(redis_server: RedisServer) -> None:
+    """The service keeps no state of its own (its caches only remember what Redis holds at a version):
+    copies behind a load balancer see one match, and a stale copy's cache never wins a race."""
+    a = make_app(redis_server.url).test_client()
+    b = make_app(redis_server.url).test_client()
+    m = create(a, "three-thirteen", 2, seed=23)
+    mid, tokens = m["match_id"], [s["token"] for s in m["seats"]]
+    version = 0
+    for i in range(12):  # alternate copies move after move
+        here = (a, b)[i % 2]
+        view = here.get(f"/v1/matches/{mid}").get_json()
+        assert view["version"] == version
+        token = tokens[view["view"]["to_move"]]
+        move = here.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(token)).get_json()["moves"][0]
+        r = here.post(f"/v1/matches/{mid}/moves", headers=bearer(token), json={"move": move,
+                                                                                "expected_version": version})
+        assert r.status_code == 200, r.get_json()
+        version = r.get_json()["version"]
+    # both copies have this version cached after reading it; one move from each on the same version
+    for here in (a, b):
+        here.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(tokens[0]))
+    seat = a.get(f"/v1/matches/{mid}").get_json()["view"]["to_move"]
+    moves = a.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(tokens[seat])).get_json()["moves"]
+    first = a.post(f"/v1/matches/{mid}/moves", headers=bearer(tokens[seat]),
+                   json={"move": moves[0], "expected_version": version})
+    second = b.post(f"/v1/matches/{mid}/moves", headers=bearer(tokens[seat]),
+                    json={"move": moves[-1], "expected_version": version})
+    assert first.status_code == 200 and second.status_code == 409
+    assert second.get_json()["code"] == "stale_version" and second.get_json()["version"] == version + 1
+    assert b.get(f"/v1/matches/{mid}").get_json()["version"] == version + 1
