@@ -489,13 +489,16 @@ def legal_moves_for(match: LoadedMatch, seat: int) -> dict[str, Any]:
     return {"version": match.version, "seat": seat, "to_move": state.to_move, "moves": moves}
 
 
-def match_log(store: MatchStore, match: LoadedMatch, seat: int | None) -> dict[str, Any]:
-    version, entries = store.log(match.stored.match_id, 0)
+def match_log(store: MatchStore, match: LoadedMatch, seat: int | None, since: int = 0) -> dict[str, Any]:
+    """The log after version ``since`` as ``seat`` may see it (all of it once the match is over), up to the
+    version that was loaded (a move saved meanwhile waits for the next read)."""
+    _, entries = store.log(match.stored.match_id, since)
+    entries = [e for e in entries if e["v"] <= match.version]
     reveal = match.state.is_over
     out: dict[str, Any] = {
         "match_id": match.stored.match_id,
         "game": match.game.info.id,
-        "version": version,
+        "version": match.version,
         "status": "over" if reveal else "active",
         "seat": seat,
         "start": {"num_players": match.stored.start["num_players"], "options": match.stored.start["options"]},

@@ -505,6 +505,8 @@ def test_the_log_survives_chunking_and_since_reads_across_chunks(client: Any, ap
     assert store.client.llen(f"ct:{{{mid}}}:tail") == version % CHUNK
     log = client.get(f"/v1/matches/{mid}/log").get_json()
     assert [e["version"] for e in log["entries"]] == list(range(1, version + 1))
+    later = client.get(f"/v1/matches/{mid}/log", query_string={"since": CHUNK + 3}).get_json()
+    assert [e["version"] for e in later["entries"]] == list(range(CHUNK + 4, version + 1))
     for since in (0, CHUNK - 1, CHUNK, CHUNK + 1, version - 1):
         _, entries = store.log(mid, since)
         assert [e["v"] for e in entries] == list(range(since + 1, version + 1))

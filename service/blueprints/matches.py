@@ -125,6 +125,7 @@ def hint(match_id: str) -> Any:
 @bp.get("/v1/matches/<match_id>/log")
 def get_log(match_id: str) -> Any:
     svc = services()
+    args = query(_view_q)
     match = play.load(svc.store, match_id, cache=svc.cache)
     seat = _auth(match, required=False)
-    return _log.dump(play.match_log(svc.store, match, seat))
+    return _log.dump(play.match_log(svc.store, match, seat, args["since"] or 0))
