@@ -43,6 +43,7 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     configure_logging(cfg.log_level)
     app = Flask("cardtable")
     app.config["CARDTABLE"] = cfg
+    app.config["MAX_CONTENT_LENGTH"] = 1 << 20  # no request of this API needs more than a megabyte
     if cfg.trust_proxy_hops:
         from werkzeug.middleware.proxy_fix import ProxyFix
 

@@ -52,6 +52,7 @@ STATUS_OF_CODE: dict[str, int] = {
     "not_found": 404,
     "method_not_allowed": 405,
     "unsupported_media_type": 415,
+    "payload_too_large": 413,
     "unauthorized": 401,
     "rate_limited": 429,
     "store_unavailable": 503,
@@ -81,6 +82,7 @@ TITLES: dict[str, str] = {
     "not_found": "Not found",
     "method_not_allowed": "Method not allowed",
     "unsupported_media_type": "Unsupported media type",
+    "payload_too_large": "Request body too large",
     "unauthorized": "Unauthorized",
     "rate_limited": "Too many requests",
     "store_unavailable": "Match store unavailable",
@@ -195,7 +197,8 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
         status = exc.code or 500
         if status == 429:
             return _rate_limited(exc)
-        code = {404: "not_found", 405: "method_not_allowed", 415: "unsupported_media_type"}.get(
+        code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
+                415: "unsupported_media_type"}.get(
             status, "invalid_request" if status < 500 else "internal_error")
         if status == 400:
             status = 422 if code == "invalid_request" else status

@@ -526,3 +526,8 @@ def test_cors_only_for_configured_origins(redis_server: Any) -> None:
     assert "Authorization" in r.headers["Access-Control-Allow-Headers"]
     r = open_app.get("/v1/games", headers={"Origin": "https://evil.example"})
     assert "Access-Control-Allow-Origin" not in r.headers
+
+
+def test_oversized_bodies_are_refused(client: Any) -> None:
+    r = client.post(f"/v1/games/{TT}/analyze", data=b"[" + b"1," * (1 << 20) + b"1]", content_type="application/json")
+    problem(r, 413, "payload_too_large")
