@@ -70,6 +70,8 @@ def test_hint_gives_a_legal_move_with_value_alternatives_and_explanation(ai_clie
     assert move_key(hint["move"]) in keys(legal)
     assert hint["alternatives"] and all(move_key(a["move"]) in keys(legal) for a in hint["alternatives"])
     assert isinstance(hint["value"], float) and hint["explanation"] and hint["version"] == 0
+    metrics = ai_client.get("/metrics").get_data(as_text=True)
+    assert 'cardtable_ai_search_seconds_count{game="three-thirteen",kind="hint"}' in metrics
     other = (t0, t1)[1 - seat]
     r = ai_client.get(f"/v1/matches/{mid}/hint", headers=bearer(other))
     assert r.status_code == 409 and r.get_json()["code"] == "not_your_turn"
