@@ -315,6 +315,10 @@ class Game:
 
     info: ClassVar[GameInfo]
     state_class: ClassVar[type[State]]
+    # True: ``apply`` makes a shallow copy and ``_play`` replaces every list it changes instead of
+    # changing it in place (copy on write), so states share their unchanged lists. States are
+    # values either way: change them only through ``apply``, or ``clone()`` one first.
+    copy_on_write: ClassVar[bool] = False
 
     # -- options and setup -------------------------------------------------
 
@@ -431,14 +435,18 @@ class Game:
         Returns the new state and the public events. ``check=False`` skips the
         legality check for a move taken from :meth:`legal_moves` (search code).
         """
-        if state.is_over:
+        if state.winners is not None:
             raise GameOverError("the game is over: no more moves")
         if seat is not None and seat != state.to_move:
             raise NotYourTurnError(f"it is seat {state.to_move}'s decision, not seat {seat}'s")
-        if not isinstance(move, Mapping) or not isinstance(move.get("type"), str):
+        if (type(move) is not dict and not isinstance(move, Mapping)) or not isinstance(move.get("type"), str):
             raise InvalidMoveError('a move is a JSON object with a "type", e.g. {"type": "draw", "source": "stock"}')
         action = self._check_move(state, move) if check else self._read_move(state, move)
-        new = state.clone()
+        if self.copy_on_write:
+            new = object.__new__(type(state))
+            new.__dict__ = state.__dict__.copy()
+        else:
+            new = state.clone()
         events = self._play(new, action)
         new.ply += 1
         return new, events

@@ -256,6 +256,104 @@ def discard_scores(hand: Sequence[Card], rules: MeldRules) -> dict[Card, int]:
     return _solver_for(rules).discard_scores(hand)
 
 
+def may_go_out(hand: Sequence[Card], rules: MeldRules) -> bool:
+    """A cheap necessary test for going out (TT R6): ``False`` only if no discard from ``hand``
+    can leave the rest fully melded, because two or more natural cards could be in no meld at all.
+
+    A natural card could be in a meld if, counting the hand's wilds, its rank has enough cards
+    for a set or some run window through it has enough of its suit. Wilds are not shared out
+    between melds here, so ``True`` says nothing; ask :func:`best_discard` then.
+
+    >>> from engine.cards import parse_cards
+    >>> may_go_out(parse_cards("7H 8H 9H KS 2C"), MeldRules())  # KS and 2C are both in no meld
+    False
+    >>> may_go_out(parse_cards("7H 8H 9H KS KC KD 2C"), MeldRules())  # only 2C is in no meld
+    True
+    """
+    wild_ranks, jokers_wild = rules.wild_ranks, rules.jokers_wild
+    wilds = 0
+    naturals: list[Card] = []
+    for c in hand:
+        if (jokers_wild if c == JOKER else c % 13 + 1 in wild_ranks):
+            wilds += 1
+        else:
+            naturals.append(c)
+    if wilds >= rules.min_set - 1 and wilds >= rules.min_run - 1:
+        return True  # every natural card can make a meld with two wilds
+    if rules.min_set == 3 and rules.min_run == 3:
+        fast = _lone_naturals_3(naturals, wilds, rules.aces != "low")
+        if fast is not None:
+            return fast <= 1
+    rank_count = [0] * 14
+    suit_mask = [0, 0, 0, 0]
+    for c in naturals:
+        if c == JOKER:
+            continue
+        rank_count[c % 13 + 1] += 1
+        suit_mask[c // 13] |= 1 << (c % 13)
+    ace_high = rules.aces != "low"
+    covered = [_run_cover(m | ((m & 1) << 13 if ace_high else 0), wilds, rules.min_run) for m in suit_mask]
+    uncovered = 0
+    for c in naturals:
+        if c == JOKER:
+            uncovered += 1
+            continue
+        rank = c % 13 + 1
+        if rank_count[rank] + wilds >= rules.min_set:
+            continue
+        cover = covered[c // 13]
+        if cover >> (rank - 1) & 1 or (rank == 1 and cover >> 13 & 1):
+            continue
+        uncovered += 1
+        if uncovered > 1:
+            return False
+    return True
+
+
+def _lone_naturals_3(naturals: list[Card], wilds: int, ace_high: bool) -> int | None:
+    """How many of ``naturals`` (no two alike) could be in no meld of 3+ with ``wilds`` (0 or 1)
+    wilds, by bit arithmetic on the four suit masks; None when two cards are alike."""
+    m = [0, 0, 0, 0]
+    lone = 0
+    for c in naturals:
+        if c == JOKER:
+            lone += 1
+            continue
+        bit = 1 << (c % 13)
+        suit = c // 13
+        if m[suit] & bit:
+            return None
+        m[suit] |= bit
+    m0, m1, m2, m3 = m
+    if wilds:  # a set needs two natural cards of the rank, a run window two of its three places
+        ranks = (m0 & m1) | (m0 & m2) | (m0 & m3) | (m1 & m2) | (m1 & m3) | (m2 & m3)
+    else:
+        ranks = (m0 & m1 & m2) | (m0 & m1 & m3) | (m0 & m2 & m3) | (m1 & m2 & m3)
+    for mask in m:
+        if not mask:
+            continue
+        a = mask | ((mask & 1) << 13) if ace_high else mask
+        b, c = a >> 1, a >> 2
+        starts = (a & b) | (a & c) | (b & c) if wilds else a & b & c
+        runs = (starts | starts << 1 | starts << 2) & a
+        covered = (runs | runs >> 13) | ranks
+        lone += (mask & ~covered).bit_count()
+    return lone
+
+
+def _run_cover(mask: int, wilds: int, min_run: int) -> int:
+    """The bits of ``mask`` (positions 0..13 of one suit) in some window of ``min_run`` positions
+    holding at least ``min_run - wilds`` of them."""
+    need = min_run - wilds
+    window = (1 << min_run) - 1
+    cover = 0
+    for start in range(14 - min_run + 1):
+        bits = mask & (window << start)
+        if bits and bits.bit_count() >= need:
+            cover |= bits
+    return cover
+
+
 def prepare(rules: MeldRules) -> None:
     """Build every table the solver uses for ``rules`` now (about 0.1-0.3 s) instead of
     lazily on first use: call it at start-up where the first answers must be fast."""
@@ -1825,6 +1923,7 @@ __all__ = [
     "best_discard",
     "discard_scores",
     "is_fully_melded",
+    "may_go_out",
     "min_deadwood",
     "prepare",
     "rummy_values",

@@ -21,6 +21,7 @@ from engine.melds import (
     best_discard,
     discard_scores,
     is_fully_melded,
+    may_go_out,
     min_deadwood,
     rummy_values,
 )
@@ -460,3 +461,24 @@ def test_property_best_discard(case):
     rest = list(cards)
     rest.remove(choice.card)
     assert choice.can_go_out == is_fully_melded(rest, rules)
+
+
+@settings(max_examples=800)
+@given(deals(TWO_DECKS, 14, min_size=2), st.sampled_from([None, 1, 3, 7, 13]), st.sampled_from(["low", "high_or_low"]),
+       st.booleans())
+def test_property_may_go_out_never_rules_out_a_hand_that_can(cards, wild, aces, jokers):
+    """may_go_out is a necessary test: False only where best_discard finds no way out."""
+    if jokers:
+        cards = [*cards[:-1], 52]
+    rules = MeldRules(aces=aces, wild_ranks=frozenset() if wild is None else frozenset({wild}))
+    if not may_go_out(cards, rules):
+        assert not best_discard(cards, rules).can_go_out
+
+
+def test_may_go_out_rules_out_two_lone_cards():
+    assert not may_go_out(hand("7H 8H 9H KS 2C"), MeldRules())
+    assert not may_go_out(hand("7H 8H 9H KS 2C"), MeldRules(wild_ranks=frozenset({5})))  # no wild held
+    assert not may_go_out(hand("7H 8H 9H KS 2C 5D"), MeldRules(wild_ranks=frozenset({5})))  # one wild pairs one
+    assert may_go_out(hand("7H 8H 9H KS 2C 5D 5S"), MeldRules(wild_ranks=frozenset({5})))
+    assert may_go_out(hand("QS KS AS 4D"), MeldRules(aces="high_or_low"))
+    assert not may_go_out(hand("QS KS AS 4D 9C"), MeldRules())

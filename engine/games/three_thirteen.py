@@ -25,6 +25,7 @@ Readings of the rules, written down where the text leaves a choice:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,6 +93,7 @@ class ThreeThirteen(Game):
         ),
     )
     state_class = RummyRoundsState
+    copy_on_write = True
     rounds = 11
 
     # -- rules per round ------------------------------------------------------
@@ -303,20 +305,26 @@ class ThreeThirteen(Game):
             return (kind, card)
         raise InvalidMoveError(f"unknown move type {kind!r}; {self.info.name} moves are draw, discard, go_out")
 
+    # _play and what it calls replace every list they change (copy on write: see Game.copy_on_write)
     def _play(self, state: State, action: Any) -> list[Event]:
         s = _s(state)
-        kind, arg = action
+        kind, card = action
         seat: int = s.to_move  # type: ignore[assignment]
         if kind == "draw":
-            return self._draw(s, seat, arg)
-        hand = s.hands[seat]
-        hand.remove(arg)
-        s.discard.append(arg)
+            return self._draw(s, seat, card)
+        hand = s.hands[seat][:]
+        hand.remove(card)
+        s.hands = s.hands[:]
+        s.hands[seat] = hand
+        s.discard = [*s.discard, card]
         s.taken = None
         known = s.known[seat]
-        if arg in known and known.count(arg) > hand.count(arg):
-            known.remove(arg)
-        events: list[Event] = [{"type": kind, "seat": seat, "card": CARD_NAMES[arg]}]
+        if known and card in known and known.count(card) > hand.count(card):
+            known = known[:]
+            known.remove(card)
+            s.known = s.known[:]
+            s.known[seat] = known
+        events: list[Event] = [{"type": kind, "seat": seat, "card": CARD_NAMES[card]}]
         s.turns_in_round += 1
         if kind == "go_out":
             s.went_out = seat
@@ -334,27 +342,33 @@ class ThreeThirteen(Game):
         return events
 
     def _draw(self, s: RummyRoundsState, seat: int, source: str) -> list[Event]:
-        events: list[Event] = []
+        events: list[Event]
         if source == "discard":
-            card = s.discard.pop()
+            card = s.discard[-1]
+            s.discard = s.discard[:-1]
             s.taken = card
-            s.known[seat].append(card)
-            events.append({"type": "draw", "seat": seat, "source": "discard", "card": CARD_NAMES[card]})
+            s.known = s.known[:]
+            s.known[seat] = [*s.known[seat], card]
+            events = [{"type": "draw", "seat": seat, "source": "discard", "card": CARD_NAMES[card]}]
         else:
+            events = []
             if not s.stock:
                 # C4: shuffle the discard pile but its top card into a new stock
-                top = s.discard.pop()
-                s.stock = s.discard
-                chance_rng(s).shuffle(s.stock)
-                s.discard = [top]
-                events.append({"type": "reshuffle", "cards": len(s.stock)})
-                if not s.stock:
+                stock = s.discard[:-1]
+                chance_rng(s).shuffle(stock)
+                s.stock = stock
+                s.discard = s.discard[-1:]
+                events.append({"type": "reshuffle", "cards": len(stock)})
+                if not stock:
                     return events + self._end_round(s, "stock_exhausted")
-            card = s.stock.pop()
+            card = s.stock[-1]
+            s.stock = s.stock[:-1]
             s.taken = None
             events.append({"type": "draw", "seat": seat, "source": "stock"})
-        s.hands[seat].append(card)
-        s.hands[seat].sort()
+        hand = s.hands[seat]
+        at = bisect_left(hand, card)
+        s.hands = s.hands[:]
+        s.hands[seat] = [*hand[:at], card, *hand[at:]]
         s.phase = DISCARD
         return events
 
@@ -362,9 +376,8 @@ class ThreeThirteen(Game):
         rules = self.meld_rules(s.options, s.round)
         arrangements = [melds.best_arrangement(h, rules) for h in s.hands]
         scores = [a.score for a in arrangements]
-        for seat, pts in enumerate(scores):
-            s.totals[seat] += pts
-        s.round_scores.append(scores)
+        s.totals = [t + pts for t, pts in zip(s.totals, scores, strict=True)]
+        s.round_scores = [*s.round_scores, scores]
         event: Event = {
             "type": "round_end",
             "round": s.round,
@@ -379,7 +392,7 @@ class ThreeThirteen(Game):
         events = [event]
         if s.round >= self.rounds:
             best = min(s.totals)
-            s.winners = [i for i, t in enumerate(s.totals) if t == best]
+            s.winners = [i for i, t in enumerate(s.totals) if t == best]  # C6
             s.to_move = None
             s.phase = "over"
             events.append({"type": "game_end", "totals": list(s.totals), "winners": list(s.winners)})
@@ -478,7 +491,8 @@ def _meld_rules(aces: str, wild_rank: int, ace_value: int) -> melds.MeldRules:
 @lru_cache(maxsize=4096)
 def _go_out_discards(hand: tuple[Card, ...], rules: melds.MeldRules) -> tuple[Card, ...]:
     """The distinct cards whose discard leaves ``hand`` fully melded (R6)."""
-    if not melds.best_discard(hand, rules).can_go_out:  # one solver pass rules out most hands
+    # a cheap test, then one solver pass, rule out most hands before trying each discard
+    if not melds.may_go_out(hand, rules) or not melds.best_discard(hand, rules).can_go_out:
         return ()
     out = []
     for card in sorted(set(hand)):
