@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test install lint bench-smoke
+.PHONY: serve test install lint browser bench-smoke
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,11 @@ lint: install
 	$(BIN)/ruff check engine ai service tests bench
 	$(BIN)/mypy engine ai service
 
-test: lint
+# tests/test_browser.py drives Debian's chromium headless (never a downloaded browser build)
+browser:
+	@[ -x /usr/bin/chromium ] || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
+test: lint browser
 	$(BIN)/python -m pytest
 
 bench-smoke: install
