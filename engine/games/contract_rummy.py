@@ -84,13 +84,11 @@ from engine import contracts
 from engine.cards import CARD_NAMES, JOKER, SUITS, Card, cards_str, parse_card, parse_cards, standard_deck
 from engine.contracts import TableMeld
 from engine.errors import (
-    GameOverError,
     IllegalMoveError,
     InvalidCardError,
     InvalidMoveError,
     InvalidOptionError,
     InvalidSetupError,
-    NotYourTurnError,
 )
 from engine.game import (
     MAX_TURNS_OPTION,
@@ -199,6 +197,7 @@ class ContractRummy(Game):
         ),
     )
     state_class = ContractRummyState
+    copy_on_write = True
 
     # -- rules per hand -------------------------------------------------------
 
@@ -427,25 +426,6 @@ class ContractRummy(Game):
                 if found:
                     moves.extend(found)
         return moves
-
-    def apply(
-        self, state: State, move: Mapping[str, Any], *, seat: int | None = None, check: bool = True
-    ) -> tuple[State, list[Event]]:
-        """As :meth:`Game.apply`, with a cheaper copy: the new state is a shallow copy whose changed
-        lists are replaced, never changed in place (copy on write), so it shares unchanged lists with
-        ``state``. States are values: change them only through ``apply``, or ``clone()`` one first."""
-        if state.winners is not None:
-            raise GameOverError("the game is over: no more moves")
-        if seat is not None and seat != state.to_move:
-            raise NotYourTurnError(f"it is seat {state.to_move}'s decision, not seat {seat}'s")
-        if (type(move) is not dict and not isinstance(move, Mapping)) or not isinstance(move.get("type"), str):
-            raise InvalidMoveError('a move is a JSON object with a "type", e.g. {"type": "draw"}')
-        action = self._check_move(state, move) if check else self._read_move(state, move)
-        new = object.__new__(ContractRummyState)
-        new.__dict__ = state.__dict__.copy()
-        events = self._play(new, action)
-        new.ply += 1
-        return new, events
 
     def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
