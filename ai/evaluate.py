@@ -51,8 +51,10 @@ def win_chance_from_margin(margin: float, scale: float) -> float:
 class Evaluator:
     """The generic fallback, and the base of the per-game evaluators."""
 
-    #: extra orbits of look-ahead this game's worlds are played out (cheap games with a crude leaf gain)
-    extra_orbits: int = 0
+    #: orbits of look-ahead added to (or taken from) the level's, for this game: measured per game with
+    #: bench/ai_strength.py (a short race like Less Than Three gains from playing worlds out; in the rummy
+    #: games and Least Score the model of the other seats' replies costs more than it tells)
+    orbit_shift: int = 0
     #: points of margin that make a round about 3:1 in the seat's favour (for :func:`win_chance_from_margin`)
     margin_scale: float = 10.0
 

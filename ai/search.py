@@ -43,6 +43,8 @@ samples — a prefix of the same sequence of worlds).
 **Anytime.** A larger ``time_ms`` raises the sample target in proportion to
 the level's default budget (and from 4x the budget on, one more orbit of
 look-ahead); a smaller one lowers it. At least one world is always evaluated.
+Each game's evaluator may shift the level's orbits (``orbit_shift``), as
+measured per game by ``bench/ai_strength.py``.
 """
 
 from __future__ import annotations
@@ -159,7 +161,7 @@ def search(
         raise ValueError(f"time_ms must be positive, not {time_ms!r}")
     ratio = budget / default_budget
     target = max(1, round(lv.samples * ratio))
-    orbits = lv.orbits + (1 if ratio >= 4 else 0) + (ev.extra_orbits if lv.orbits else 0)
+    orbits = max(0, lv.orbits + ev.orbit_shift + (1 if ratio >= 4 else 0)) if lv.orbits else 0
     use_belief = lv.belief if belief is None else belief
     deal = ev.deal(game, view) if use_belief else None
     deadline = start + budget / 1000.0

@@ -72,7 +72,7 @@ def _play(meld: ClimbMeld, knock: bool = False) -> Move:
 
 class LessThanThreeEvaluator(Evaluator):
     margin_scale = 5.0
-    extra_orbits = 7  # a round is short: play the worlds out to (nearly) its end
+    orbit_shift = 7  # a round is short: play the worlds out to (nearly) its end
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
