@@ -548,10 +548,15 @@ class LeastScore(Game):
             raise NotYourTurnError(f"it is seat {state.to_move}'s decision, not seat {seat}'s")
         if (type(move) is not dict and not isinstance(move, Mapping)) or not isinstance(move.get("type"), str):
             raise InvalidMoveError('a move is a JSON object with a "type", e.g. {"type": "pick", "source": "deck"}')
-        action = self._check_move(state, move) if check else self._read_move(state, move)
+        kind, arg = self._check_move(state, move) if check else self._read_move(state, move)
         new = object.__new__(LeastScoreState)
         new.__dict__ = state.__dict__.copy()
-        events = self._play(new, action)
+        if kind == DISCARD:
+            events = self._discard(new, state.to_move, arg)  # type: ignore[arg-type]
+        elif kind == PICK:
+            events = self._pick(new, state.to_move, arg)  # type: ignore[arg-type]
+        else:
+            events = self._end_deal(new, "declare", state.to_move)
         new.ply += 1
         return new, events
 
@@ -614,31 +619,36 @@ class LeastScore(Game):
     # _play and what it calls replace every list they change instead of mutating it (see apply).
 
     def _play(self, state: State, action: Any) -> list[Event]:
-        s: LeastScoreState = state  # type: ignore[assignment]  # apply builds it
+        """The base class's hook; :meth:`apply` dispatches the same way inline (it is the hot path)."""
+        s = _s(state)
         kind, arg = action  # arg: a fresh list of cards, a card, or None
         seat: int = s.to_move  # type: ignore[assignment]
         if kind == DISCARD:
-            hands = s.hands[:]
-            hand = hands[seat][:]
-            for c in arg:
-                hand.remove(c)
-            hands[seat] = hand
-            s.hands = hands
-            known = s.known[seat]
-            if known:
-                known = known[:]
-                for c in arg:
-                    if c in known:
-                        known.remove(c)
-                s.known = s.known[:]
-                s.known[seat] = known
-            s.discarded = arg
-            s.phase = PICK
-            names = CARD_NAMES
-            return [{"type": "discard", "seat": seat, "cards": [names[c] for c in arg]}]
+            return self._discard(s, seat, arg)
         if kind == PICK:
             return self._pick(s, seat, arg)
         return self._end_deal(s, "declare", seat)
+
+    def _discard(self, s: LeastScoreState, seat: int, arg: list[Card]) -> list[Event]:
+        """Discard the cards ``arg`` (a fresh list) from ``seat``'s hand; they wait for the pick (R2)."""
+        hands = s.hands[:]
+        hand = hands[seat][:]
+        for c in arg:
+            hand.remove(c)
+        hands[seat] = hand
+        s.hands = hands
+        known = s.known[seat]
+        if known:
+            known = known[:]
+            for c in arg:
+                if c in known:
+                    known.remove(c)
+            s.known = s.known[:]
+            s.known[seat] = known
+        s.discarded = arg
+        s.phase = PICK
+        names = CARD_NAMES
+        return [{"type": "discard", "seat": seat, "cards": [names[c] for c in arg]}]
 
     def _pick(self, s: LeastScoreState, seat: int, card: Card | None) -> list[Event]:
         events: list[Event] = []
