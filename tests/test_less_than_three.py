@@ -623,3 +623,14 @@ def test_json_round_trip_and_bad_blobs():
     blob["table"] = []
     with pytest.raises(InvalidStateError):
         LT.from_json(blob)
+
+
+def test_apply_never_changes_its_input_states_share_lists_copy_on_write():
+    rng = random.Random(3)
+    state = new(seed=3)
+    while not state.is_over:
+        before = json.dumps(LT.to_json(state))
+        for move in LT.legal_moves(state):
+            LT.apply(state, move)
+        assert json.dumps(LT.to_json(state)) == before
+        state, _ = run(state, rng.choice(LT.legal_moves(state)))

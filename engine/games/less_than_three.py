@@ -49,8 +49,9 @@ Readings of the rules, written down where the text leaves a choice:
   seat when a table is given). Cards given nowhere fill the aside (chosen from
   the seed) and then the discards, so a round always has 30 cards in play.
 
-Speed: ``apply`` copies on write (the new state shares every list it does not
-change with its input; nothing here mutates a state's list in place), and the
+Speed: ``apply`` copies on write (``Game.copy_on_write``: the new state shares
+every list it does not change with its input; nothing here changes a state's
+list in place), and the
 meld tables of ``engine/climbing.py`` are built once. ``bench/playouts.py``
 reports ``less_than_three_actions_per_s`` and ``less_than_three_lead_moves_per_s``.
 """
@@ -65,14 +66,7 @@ from typing import Any
 from engine import climbing
 from engine.cards import CARD_NAMES, Card, parse_cards, standard_deck
 from engine.climbing import ClimbMeld
-from engine.errors import (
-    GameOverError,
-    IllegalMoveError,
-    InvalidMoveError,
-    InvalidOptionError,
-    InvalidSetupError,
-    NotYourTurnError,
-)
+from engine.errors import IllegalMoveError, InvalidMoveError, InvalidOptionError, InvalidSetupError
 from engine.game import (
     MAX_TURNS_OPTION,
     Event,
@@ -145,6 +139,7 @@ class LessThanThree(Game):
         lower_score_wins=False,
     )
     state_class = LessThanThreeState
+    copy_on_write = True  # see _play
 
     # -- the deck and invariants ------------------------------------------------
 
@@ -350,27 +345,7 @@ class LessThanThree(Game):
                                    f"leaves {left} (R10)")
         return meld, knock
 
-    def apply(
-        self, state: State, move: Mapping[str, Any], *, seat: int | None = None, check: bool = True
-    ) -> tuple[State, list[Event]]:
-        """As :meth:`Game.apply`, with a cheaper copy: the new state is a shallow copy of ``state``
-        whose changed fields are replaced, never mutated (copy on write), so it shares the unchanged
-        lists with ``state``. States are values: change them only through ``apply``, or ``clone()``
-        one first."""
-        if state.winners is not None:
-            raise GameOverError("the game is over: no more moves")
-        if seat is not None and seat != state.to_move:
-            raise NotYourTurnError(f"it is seat {state.to_move}'s decision, not seat {seat}'s")
-        if not isinstance(move, Mapping) or not isinstance(move.get("type"), str):
-            raise InvalidMoveError(f'a move is a JSON object with a "type", e.g. {PLAY_EXAMPLE}')
-        action = self._check_move(state, move) if check else self._read_move(state, move)
-        new = object.__new__(LessThanThreeState)
-        new.__dict__ = state.__dict__.copy()
-        events = self._play(new, action)
-        new.ply += 1
-        return new, events
-
-    # _play and what it calls replace every field they change (copy on write: see apply)
+    # _play and what it calls replace every list they change, never change one in place (copy_on_write)
     def _play(self, state: State, action: Any) -> list[Event]:
         s = _s(state)
         kind, meld, knock = action
