@@ -15,11 +15,11 @@ possible; take the top discard only if it lowers the best deadwood (checked
 with the solver only when the card could join a meld at all); discard the card
 that leaves the least deadwood, ties to the highest card.
 
-Belief (:mod:`ai.belief`): a player who took a card from the discard pile
-(``known``) is likely to hold cards that meld with it; cards that sat in the
-discard pile were passed on (or thrown) by the others, so their hands are less
-likely to hold cards that meld with those. Measured by ``bench/ai_strength.py
---opponents ai-nobelief``.
+Belief (:mod:`ai.belief`, written and measured, but off: it did not help): a
+player who took a card from the discard pile (``known``) is likely to hold
+cards that meld with it; cards that sat in the discard pile were passed on (or
+thrown) by the others, so their hands are less likely to hold cards that meld
+with those. See ``RummyEvaluator.use_belief`` for the figures.
 
 Costly solver calls are cached per hand (the same hands recur across the
 sampled worlds and candidate moves): :func:`deadwood` and
@@ -210,7 +210,14 @@ class RummyEvaluator(Evaluator):
             return {"type": "go_out", "card": CARD_NAMES[card]}
         return {"type": "discard", "card": CARD_NAMES[card]}
 
+    #: the belief model below, measured against the uniform deal (bench/ai_strength.py --opponents
+    #: ai-nobelief, 40 games at 50 ms): Three Thirteen win 0.525 [0.476, 0.574], margin +2.6 [-2.5, 7.6];
+    #: Threezies 0.525 [0.439, 0.611], +2.0 [-1.6, 5.6] — no measurable gain, so it is off.
+    use_belief = False
+
     def deal(self, game: Game, view: Observation) -> DealFn | None:
+        if not self.use_belief:
+            return None
         rules = game.meld_rules(view["options"], view["round"])  # type: ignore[attr-defined]
         pile_shape = _shape(tuple(parse_cards(view["discard"][:-1])), rules)
         known_shapes = {z["seat"]: _shape(tuple(parse_cards(z["known"])), rules)
