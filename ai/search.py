@@ -53,7 +53,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ai.evaluate import DealFn, Evaluator, Leaf, evaluator_for
@@ -110,7 +110,6 @@ class Decision:
     explanation: str
     elapsed_ms: float
     level: int
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
