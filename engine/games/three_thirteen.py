@@ -96,6 +96,9 @@ class ThreeThirteen(Game):
     copy_on_write = True
     rounds = 11
 
+    def __init__(self) -> None:
+        self._rules_cache: dict[tuple[str, int], melds.MeldRules] = {}
+
     # -- rules per round ------------------------------------------------------
 
     def deal_size(self, round_no: int) -> int:
@@ -108,7 +111,12 @@ class ThreeThirteen(Game):
         return options.get("decks") or -(-num_players // 2)
 
     def meld_rules(self, options: Mapping[str, Any], round_no: int) -> melds.MeldRules:
-        return _meld_rules(options.get("aces", "low"), self.wild_rank(round_no), self._ace_penalty(options))
+        aces = options.get("aces", "low")
+        key = (aces, round_no)
+        rules = self._rules_cache.get(key)
+        if rules is None:
+            rules = self._rules_cache[key] = _meld_rules(aces, self.wild_rank(round_no), self._ace_penalty(options))
+        return rules
 
     def _ace_penalty(self, options: Mapping[str, Any]) -> int:
         return 15 if options.get("aces") == "high_or_low" else 1
@@ -240,19 +248,22 @@ class ThreeThirteen(Game):
     def _legal_moves(self, state: State) -> list[Move]:
         s = _s(state)
         if s.phase == DRAW:
-            moves: list[Move] = [{"type": "draw", "source": "stock"}]
             if s.discard:
-                moves.append({"type": "draw", "source": "discard"})
-            return moves
+                return [{"type": "draw", "source": "stock"}, {"type": "draw", "source": "discard"}]
+            return [{"type": "draw", "source": "stock"}]
         hand = s.hands[s.to_move]  # type: ignore[index]
-        forbidden = s.taken if not s.options.get("allow_rediscard") else None
-        distinct = sorted(set(hand))
-        moves = [{"type": "discard", "card": CARD_NAMES[c]} for c in distinct if c != forbidden]
+        forbidden = None if s.options["allow_rediscard"] else s.taken
+        distinct = [c for c in dict.fromkeys(hand) if c != forbidden]  # the hand is sorted
+        moves: list[Move] = [{"type": "discard", "card": CARD_NAMES[c]} for c in distinct]
         if s.went_out is None:
             rules = self.meld_rules(s.options, s.round)
-            for c in _go_out_discards(tuple(hand), rules):
-                if c != forbidden:
-                    moves.append({"type": "go_out", "card": CARD_NAMES[c]})
+            # a cheap test, then one solver pass, rule out most hands before trying each discard
+            if melds.may_go_out(hand, rules) and melds.best_discard(hand, rules).can_go_out:
+                for c in distinct:
+                    rest = list(hand)
+                    rest.remove(c)
+                    if melds.is_fully_melded(rest, rules):
+                        moves.append({"type": "go_out", "card": CARD_NAMES[c]})
         return moves
 
     def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
@@ -486,21 +497,6 @@ def _meld_rules(aces: str, wild_rank: int, ace_value: int) -> melds.MeldRules:
         wild_limit="none",
         values=melds.rummy_values(ace=ace_value, joker=20),
     )
-
-
-@lru_cache(maxsize=4096)
-def _go_out_discards(hand: tuple[Card, ...], rules: melds.MeldRules) -> tuple[Card, ...]:
-    """The distinct cards whose discard leaves ``hand`` fully melded (R6)."""
-    # a cheap test, then one solver pass, rule out most hands before trying each discard
-    if not melds.may_go_out(hand, rules) or not melds.best_discard(hand, rules).can_go_out:
-        return ()
-    out = []
-    for card in sorted(set(hand)):
-        rest = list(hand)
-        rest.remove(card)
-        if melds.is_fully_melded(rest, rules):
-            out.append(card)
-    return tuple(out)
 
 
 def _meld_json(meld: melds.Meld) -> dict[str, Any]:
