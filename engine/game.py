@@ -593,6 +593,29 @@ class Game:
         return state
 
 
+def view_state_fields(obs: Observation, seed: int) -> dict[str, Any]:
+    """The fields every :class:`State` has, rebuilt from a view (for ``_state_from_view``).
+
+    The chance counter restarts at 0 under the new ``seed``: a re-dealt world's future
+    shuffles are its own.
+    """
+    return {
+        "num_players": obs["num_players"],
+        "options": dict(obs["options"]),
+        "seed": seed,
+        "chance": 0,
+        "round": obs["round"],
+        "dealer": obs["dealer"],
+        "to_move": obs["to_move"],
+        "phase": obs["phase"],
+        "ply": obs["ply"],
+        "turns_in_round": obs["turns_in_round"],
+        "totals": list(obs["totals"]),
+        "round_scores": [list(r) for r in obs["round_scores"]],
+        "winners": None if obs["winners"] is None else list(obs["winners"]),
+    }
+
+
 def uniform_deal(unseen: Sequence[Card], zones: Sequence[Mapping[str, Any]], rng: random.Random) -> list[list[Card]]:
     """Deal ``unseen`` uniformly at random into the zones' unknown slots."""
     cards = list(unseen)

@@ -103,6 +103,7 @@ from engine.game import (
     chance_rng,
     hidden_zone,
     list_field,
+    view_state_fields,
 )
 from engine.registry import register
 
@@ -804,19 +805,7 @@ class ContractRummy(Game):
         if seat is not None:
             hands[seat] = parse_cards(obs["hand"])
         s = ContractRummyState(
-            num_players=n,
-            options=dict(obs["options"]),
-            seed=seed,
-            chance=0,
-            round=obs["round"],
-            dealer=obs["dealer"],
-            to_move=obs["to_move"],
-            phase=obs["phase"],
-            ply=obs["ply"],
-            turns_in_round=obs["turns_in_round"],
-            totals=list(obs["totals"]),
-            round_scores=[list(r) for r in obs["round_scores"]],
-            winners=None if obs["winners"] is None else list(obs["winners"]),
+            **view_state_fields(obs, seed),
             hands=hands,
             stock=stock,
             discard=parse_cards(obs["discard"]),

@@ -81,6 +81,7 @@ from engine.game import (
     hidden_zone,
     list_field,
     require_field,
+    view_state_fields,
 )
 from engine.registry import register
 
@@ -443,19 +444,7 @@ class LessThanThree(Game):
         if seat is not None:
             hands[seat] = parse_cards(obs["hand"])
         return LessThanThreeState(
-            num_players=2,
-            options=dict(obs["options"]),
-            seed=seed,
-            chance=0,
-            round=obs["round"],
-            dealer=obs["dealer"],
-            to_move=obs["to_move"],
-            phase=obs["phase"],
-            ply=obs["ply"],
-            turns_in_round=obs["turns_in_round"],
-            totals=list(obs["totals"]),
-            round_scores=[list(r) for r in obs["round_scores"]],
-            winners=None if obs["winners"] is None else list(obs["winners"]),
+            **view_state_fields(obs, seed),
             hands=hands,
             aside=aside,
             table=parse_cards(obs["table"]),

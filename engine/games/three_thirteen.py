@@ -47,6 +47,7 @@ from engine.game import (
     card_field,
     chance_rng,
     hidden_zone,
+    view_state_fields,
 )
 from engine.registry import register
 
@@ -451,19 +452,7 @@ class ThreeThirteen(Game):
         if seat is not None:
             hands[seat] = parse_cards(obs["hand"])
         return RummyRoundsState(
-            num_players=n,
-            options=dict(obs["options"]),
-            seed=seed,
-            chance=0,
-            round=obs["round"],
-            dealer=obs["dealer"],
-            to_move=obs["to_move"],
-            phase=obs["phase"],
-            ply=obs["ply"],
-            turns_in_round=obs["turns_in_round"],
-            totals=list(obs["totals"]),
-            round_scores=[list(r) for r in obs["round_scores"]],
-            winners=None if obs["winners"] is None else list(obs["winners"]),
+            **view_state_fields(obs, seed),
             hands=hands,
             stock=stock,
             discard=parse_cards(obs["discard"]),
