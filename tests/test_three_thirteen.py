@@ -309,3 +309,15 @@ def test_views_never_show_other_hands_or_the_stock():
                 for c in set(state.hands[other]) - set(state.hands[seat]) - set(state.discard):
                     assert f'"{cards_name(c)}"' not in text
         assert "stock" not in view and "seed" not in view
+
+
+def test_playing_a_copy_of_a_known_card_does_not_reveal_its_twin():
+    # Two decks: seat 0 takes 6S from the pile while holding another 6S, then discards a 6S.
+    # Nobody can tell which copy went, so the 6S left in the hand is not "known".
+    state = TT.from_setup(2, {"round": 1, "dealer": 1, "hands": ["6S 7S 9C", "KS QH 5D"],
+                              "stock": ["KD"], "discard": ["6S"]}, options={"decks": 2, "allow_rediscard": True})
+    state, _ = play(TT, state, DRAW_DISCARD)
+    assert TT.observation(state, 1)["known"][0] == ["6S"]
+    state, _ = TT.apply(state, discard("6S"))
+    assert state.hands[0].count(cards("6S")[0]) == 1
+    assert TT.observation(state, 1)["known"][0] == []

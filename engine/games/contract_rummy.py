@@ -856,15 +856,16 @@ def _hand_add(s: ContractRummyState, seat: int, card: Card) -> None:
 
 
 def _hand_remove(s: ContractRummyState, seat: int, card: Card) -> list[Card]:
-    """Take ``card`` out of the hand; a played card is no longer known to be in the hand, unless another
-    known copy is still there. Returns the new hand."""
+    """Take ``card`` out of the hand; one known copy of it stops being known (identical cards are
+    interchangeable: nobody can tell whether a copy left in the hand is the known one, so keeping it
+    known would reveal a twin). Returns the new hand."""
     hands = s.hands[:]
     hand = hands[seat][:]
     hand.remove(card)
     hands[seat] = hand
     s.hands = hands
     known = s.known[seat]
-    if card in known and known.count(card) > hand.count(card):
+    if card in known:
         all_known = s.known[:]
         all_known[seat] = known[:]
         all_known[seat].remove(card)

@@ -331,7 +331,9 @@ class ThreeThirteen(Game):
         s.discard = [*s.discard, card]
         s.taken = None
         known = s.known[seat]
-        if known and card in known and known.count(card) > hand.count(card):
+        # Identical cards are interchangeable: once a copy of a known card is played, nobody can tell
+        # whether the one left is the known one, so it stops being known (else a twin would be revealed).
+        if known and card in known:
             known = known[:]
             known.remove(card)
             s.known = s.known[:]
