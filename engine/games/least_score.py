@@ -86,11 +86,9 @@ from typing import Any
 from engine.cards import CARD_NAMES, Card, parse_card, parse_cards, standard_deck
 from engine.errors import (
     EngineError,
-    GameOverError,
     IllegalMoveError,
     InvalidMoveError,
     InvalidSetupError,
-    NotYourTurnError,
 )
 from engine.game import (
     MAX_TURNS_OPTION,
@@ -105,6 +103,7 @@ from engine.game import (
     chance_rng,
     hidden_zone,
     list_field,
+    view_state_fields,
 )
 from engine.registry import register
 
@@ -331,6 +330,7 @@ class LeastScore(Game):
         ),
     )
     state_class = LeastScoreState
+    copy_on_write = True
     _decks = (standard_deck(1), standard_deck(2))  # by "two decks?" (R1); copied by _shuffled
 
     # -- the deck and bounds ---------------------------------------------------
@@ -536,30 +536,6 @@ class LeastScore(Game):
     def _legal_moves(self, state: State) -> list[Move]:
         return self.legal_moves(state)
 
-    def apply(
-        self, state: State, move: Mapping[str, Any], *, seat: int | None = None, check: bool = True
-    ) -> tuple[State, list[Event]]:
-        """As :meth:`Game.apply`, with a cheaper copy: the new state is a shallow copy whose changed
-        lists are replaced, never mutated (copy on write), so it shares unchanged lists with ``state``.
-        States are values: change them only through ``apply``, or ``clone()`` one first."""
-        if state.winners is not None:
-            raise GameOverError("the game is over: no more moves")
-        if seat is not None and seat != state.to_move:
-            raise NotYourTurnError(f"it is seat {state.to_move}'s decision, not seat {seat}'s")
-        if (type(move) is not dict and not isinstance(move, Mapping)) or not isinstance(move.get("type"), str):
-            raise InvalidMoveError('a move is a JSON object with a "type", e.g. {"type": "pick", "source": "deck"}')
-        kind, arg = self._check_move(state, move) if check else self._read_move(state, move)
-        new = object.__new__(LeastScoreState)
-        new.__dict__ = state.__dict__.copy()
-        if kind == DISCARD:
-            events = self._discard(new, state.to_move, arg)  # type: ignore[arg-type]
-        elif kind == PICK:
-            events = self._pick(new, state.to_move, arg)  # type: ignore[arg-type]
-        else:
-            events = self._end_deal(new, "declare", state.to_move)
-        new.ply += 1
-        return new, events
-
     def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind == "discard":
@@ -619,7 +595,7 @@ class LeastScore(Game):
     # _play and what it calls replace every list they change instead of mutating it (see apply).
 
     def _play(self, state: State, action: Any) -> list[Event]:
-        """The base class's hook; :meth:`apply` dispatches the same way inline (it is the hot path)."""
+        """Play a checked action; every list it changes is replaced, never changed (copy on write)."""
         s = _s(state)
         kind, arg = action  # arg: a fresh list of cards, a card, or None
         seat: int = s.to_move  # type: ignore[assignment]
@@ -774,19 +750,7 @@ class LeastScore(Game):
         if seat is not None:
             hands[seat] = sorted(parse_cards(obs["hand"]), key=_rank_key)
         return LeastScoreState(
-            num_players=n,
-            options=dict(obs["options"]),
-            seed=seed,
-            chance=0,
-            round=obs["round"],
-            dealer=obs["dealer"],
-            to_move=obs["to_move"],
-            phase=obs["phase"],
-            ply=obs["ply"],
-            turns_in_round=obs["turns_in_round"],
-            totals=list(obs["totals"]),
-            round_scores=[list(r) for r in obs["round_scores"]],
-            winners=None if obs["winners"] is None else list(obs["winners"]),
+            **view_state_fields(obs, seed),
             hands=hands,
             deck=deck,
             floor=parse_cards(obs["floor"]),
