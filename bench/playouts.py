@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.game import Game  # noqa: E402
-from engine.registry import all_games  # noqa: E402
+from engine.game import Game
+from engine.registry import all_games
 
 PLAYERS = {"contract-rummy": 4, "least-score": 4}
 
