@@ -354,6 +354,252 @@ def _run_cover(mask: int, wilds: int, min_run: int) -> int:
     return cover
 
 
+# --------------------------------------------------------------------------- going out
+
+
+def can_go_out(hand: Sequence[Card], rules: MeldRules) -> bool:
+    """Whether some discard from ``hand`` leaves the rest fully melded (going out, TT R6):
+    the same answer as ``best_discard(hand, rules).can_go_out``, by a narrower search.
+
+    With one deck, no wild limit and ``min_set >= min_run`` it asks only how few wilds
+    cover every natural card but one (see :class:`_Cover`); other rules go to the solver.
+
+    >>> from engine.cards import parse_cards
+    >>> can_go_out(parse_cards("4C 9S 9H 9D KS"), MeldRules(wild_ranks=frozenset({4})))  # TT10
+    True
+    >>> can_go_out(parse_cards("7H 8H 9H KS KC 2C"), MeldRules())  # KC and 2C would both be left
+    False
+    """
+    fast = _cover_setup(hand, rules)
+    if fast is None:
+        return bool(hand) and may_go_out(hand, rules) and best_discard(hand, rules).can_go_out
+    cover, naturals, wilds = fast
+    return cover.fits(naturals, wilds, True)
+
+
+def go_out_discards(hand: Sequence[Card], rules: MeldRules) -> list[Card]:
+    """The distinct cards of ``hand``, ascending, whose discard leaves the rest fully melded
+    (the discards that go out, TT R6): ``c`` is listed exactly when
+    ``is_fully_melded(hand minus one c, rules)``.
+
+    >>> from engine.cards import parse_cards, format_cards
+    >>> format_cards(go_out_discards(parse_cards("4C 9S 9H 9D KS"), MeldRules(wild_ranks=frozenset({4}))))
+    ['KS']
+    >>> format_cards(go_out_discards(parse_cards("7H 8H 9H TH"), MeldRules()))  # either end of the run
+    ['7H', 'TH']
+    """
+    fast = _cover_setup(hand, rules)
+    if fast is None:
+        if not (hand and may_go_out(hand, rules) and best_discard(hand, rules).can_go_out):
+            return []
+        out = []
+        for card in sorted(set(hand)):
+            rest = list(hand)
+            rest.remove(card)
+            if is_fully_melded(rest, rules):
+                out.append(card)
+        return out
+    cover, naturals, wilds = fast
+    if not cover.fits(naturals, wilds, True):
+        return []
+    fits = cover.fits
+    # one deck: every card is there once; discarding a wild leaves every natural for wilds - 1
+    return [card for card in sorted(hand)
+            if (fits(naturals & ~(1 << card), wilds, False) if naturals >> card & 1
+                else wilds and fits(naturals, wilds - 1, False))]
+
+
+class _Cover:
+    """The least number of wilds that put every natural card of a one-deck hand in a meld.
+
+    Why that is the whole question (wild limit ``none``, ``min_set >= min_run``, at least one
+    natural left): a wild can always join a meld that holds a natural (see the module
+    docstring), so a hand is fully melded when its wilds are at least that number. Per suit
+    the naturals left to runs split into runs of consecutive naturals; a run spanning ``s``
+    ranks with ``k`` naturals needs ``max(min_run, s) - k`` wilds, and :attr:`suit` holds the
+    best split of each 13-bit suit mask (an ace at the low or the high end). Each rank holding
+    two or more naturals may give any two or more of them to a set needing
+    ``max(0, min_set - size)`` wilds (a lone card never gains from a set when
+    ``min_set >= min_run``); those choices are enumerated. Going out leaves one card:
+    :attr:`drop` holds, per suit mask, the most wilds that discarding one of its cards saves
+    (discarding a wild instead never does better: the natural it would free takes its place).
+    """
+
+    def __init__(self, rules: MeldRules) -> None:
+        min_run, min_set = rules.min_run, rules.min_set
+        line = _line_cover(min_run)
+        ace_high = rules.aces != "low"
+        suit = [0] * (1 << 13)
+        for m in range(1 << 13):
+            cost = line[m]
+            if ace_high and m & 1:
+                cost = min(cost, line[m ^ 1 | 1 << 13])
+            suit[m] = cost
+        drop = [_INF] * (1 << 13)
+        for m in range(1, 1 << 13):
+            best = _INF
+            x = m
+            while x:
+                low = x & -x
+                x ^= low
+                best = min(best, suit[m ^ low] - suit[m])
+            drop[m] = best
+        self.suit = suit
+        self.drop = drop
+        self.after = [x + y for x, y in zip(suit, drop, strict=True)]  # the least cover once one card is gone
+        self.most_saved = min_run - 1  # a lone card costs min_run - 1 wilds; no discard saves more
+        wild52 = 0
+        for rank in rules.wild_ranks:
+            wild52 |= (1 | 1 << 13 | 1 << 26 | 1 << 39) << (rank - 1)
+        if rules.jokers_wild:
+            wild52 |= 1 << JOKER
+        self.wild52 = wild52
+        self.joker_ok = rules.jokers_wild
+        # options[rank][suits present]: (the cards given to a set as a 52-bit mask, the wilds that set
+        # needs, what discarding one of its cards costs). A set short of min_set takes every natural
+        # of its rank (else moving one more in from a run costs no more), and a set that loses its
+        # discard needs one wild more unless it has more than min_set cards.
+        self.options: list[list[list[tuple[int, int, int]]]] = []
+        for rank in range(13):
+            per_present: list[list[tuple[int, int, int]]] = []
+            for present in range(16):
+                opts = [(0, 0, _INF)]
+                for sub in range(1, 16):
+                    size = _POP4[sub]
+                    if sub & present != sub or size < 2 or (size < min_set and sub != present):
+                        continue
+                    spread = sum(1 << (13 * s + rank) for s in range(4) if sub >> s & 1)
+                    opts.append((spread, max(0, min_set - size), 0 if size > min_set else 1))
+                per_present.append(opts)
+            self.options.append(per_present)
+
+    def fits(self, naturals: int, wilds: int, discard: bool) -> bool:
+        """Whether ``wilds`` wilds put every card of the 52-bit mask ``naturals`` in a meld
+        (all of them but one, of our choice, when ``discard``)."""
+        suit, drop = self.suit, self.drop
+        a = naturals & 0x1FFF
+        b = naturals >> 13 & 0x1FFF
+        c = naturals >> 26 & 0x1FFF
+        d = naturals >> 39
+        ranks = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
+        if not ranks:
+            need = suit[a] + suit[b] + suit[c] + suit[d]
+            if discard:
+                need += min(drop[a], drop[b], drop[c], drop[d])
+            return need <= wilds
+        if discard and not self._may_fit(a, b, c, d, ranks, wilds):
+            return False
+        # the sets to try: a choice per rank holding 2+ naturals, while their wilds may still fit
+        limit = wilds + self.most_saved if discard else wilds
+        choices = [(0, 0, _INF)]
+        options = self.options
+        while ranks:
+            low = ranks & -ranks
+            r = low.bit_length() - 1
+            ranks ^= low
+            present = (a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3
+            choices = [(m1 | m2, w1 + w2, s1 if s1 < s2 else s2) for m1, w1, s1 in choices
+                       for m2, w2, s2 in options[r][present] if w1 + w2 <= limit]
+        for taken, need, set_drop in choices:
+            rest = naturals & ~taken
+            a = rest & 0x1FFF
+            b = rest >> 13 & 0x1FFF
+            c = rest >> 26 & 0x1FFF
+            d = rest >> 39
+            need += suit[a] + suit[b] + suit[c] + suit[d]
+            if discard:
+                need += min(drop[a], drop[b], drop[c], drop[d], set_drop)
+            if need <= wilds:
+                return True
+        return False
+
+
+    def _may_fit(self, a: int, b: int, c: int, d: int, ranks: int, wilds: int) -> bool:
+        """A necessary test for :meth:`fits` with a discard, suit by suit: the cards of ranks that
+        could make a set may leave their suit for free (a set needs no wild in this bound)."""
+        free = ranks if wilds else (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
+        suit, after = self.suit, self.after
+        need = saved = 0
+        for x in (a, b, c, d):
+            if not x:
+                continue
+            q = x & free
+            u = x ^ q
+            least = suit[u]
+            least_after = after[u]
+            sub = q
+            while sub:  # every nonempty subset of q stays in the suit
+                m = u | sub
+                if suit[m] < least:
+                    least = suit[m]
+                if after[m] < least_after:
+                    least_after = after[m]
+                sub = (sub - 1) & q
+            need += least
+            if least_after - least < saved:
+                saved = least_after - least
+        return need + saved <= wilds
+
+
+_LINES: dict[int, list[int]] = {}
+_COVERS: dict[MeldRules, _Cover] = {}
+_LAST_COVER: tuple[MeldRules | None, _Cover | None] = (None, None)
+
+
+def _line_cover(min_run: int) -> list[int]:
+    """For each 14-bit mask of positions on one suit's line (ace low .. ace high): the fewest
+    wilds that put every position in a run, splitting it into runs of consecutive positions."""
+    line = _LINES.get(min_run)
+    if line is None:
+        line = [0] * (1 << 14)
+        for m in range(1, 1 << 14):
+            first = (m & -m).bit_length() - 1
+            best = _INF
+            x = m
+            count = 0
+            while x:  # the run holding the lowest position ends at each later position in turn
+                low = x & -x
+                end = low.bit_length() - 1
+                if end - first >= MAX_RUN:
+                    break
+                x ^= low
+                count += 1
+                best = min(best, max(min_run, end - first + 1) - count + line[x])
+            line[m] = best
+        _LINES[min_run] = line
+    return line
+
+
+def _cover_setup(hand: Sequence[Card], rules: MeldRules) -> tuple[_Cover, int, int] | None:
+    """(cover tables, natural cards as a 52-bit mask, number of wilds) when :class:`_Cover`
+    answers for ``hand``; None for other rules, repeated cards, a joker that is not wild,
+    or fewer than two natural cards."""
+    global _LAST_COVER
+    last = _LAST_COVER
+    if last[0] is rules:
+        cover = last[1]
+        assert cover is not None
+    else:
+        if rules.wild_limit != "none" or rules.min_set < rules.min_run:
+            return None
+        cover = _COVERS.get(rules)
+        if cover is None:
+            if len(_COVERS) >= 64:
+                _COVERS.clear()
+            cover = _COVERS[rules] = _Cover(rules)
+        _LAST_COVER = (rules, cover)
+    mask = 0
+    for c in hand:
+        mask |= 1 << c
+    if mask.bit_count() != len(hand) or (mask >> JOKER and not cover.joker_ok):
+        return None
+    wild = mask & cover.wild52
+    wilds = wild.bit_count()
+    if len(hand) - wilds < 2:
+        return None
+    return cover, mask ^ wild, wilds
+
+
 def prepare(rules: MeldRules) -> None:
     """Build every table the solver uses for ``rules`` now (about 0.1-0.3 s) instead of
     lazily on first use: call it at start-up where the first answers must be fast."""
@@ -1921,7 +2167,9 @@ __all__ = [
     "as_meld",
     "best_arrangement",
     "best_discard",
+    "can_go_out",
     "discard_scores",
+    "go_out_discards",
     "is_fully_melded",
     "may_go_out",
     "min_deadwood",

@@ -19,7 +19,9 @@ from engine.melds import (
     as_meld,
     best_arrangement,
     best_discard,
+    can_go_out,
     discard_scores,
+    go_out_discards,
     is_fully_melded,
     may_go_out,
     min_deadwood,
@@ -482,3 +484,81 @@ def test_may_go_out_rules_out_two_lone_cards():
     assert may_go_out(hand("7H 8H 9H KS 2C 5D 5S"), MeldRules(wild_ranks=frozenset({5})))
     assert may_go_out(hand("QS KS AS 4D"), MeldRules(aces="high_or_low"))
     assert not may_go_out(hand("QS KS AS 4D 9C"), MeldRules())
+
+
+# --------------------------------------------------------------------------- going out
+
+
+def going_out_cards(cards: list[int], rules: MeldRules) -> list[int]:
+    """The distinct discards that leave the rest fully melded, by the full solver."""
+    out = []
+    for card in sorted(set(cards)):
+        rest = list(cards)
+        rest.remove(card)
+        if is_fully_melded(rest, rules):
+            out.append(card)
+    return out
+
+
+@st.composite
+def meldy_hands(draw, max_melds: int = 4):
+    """One-deck hands made of a few sets and runs (some cards missing), plus stray cards:
+    hands near going out, which random deals seldom are."""
+    cards: set[int] = set()
+    for _ in range(draw(st.integers(1, max_melds))):
+        if draw(st.booleans()):
+            rank = draw(st.integers(0, 12))
+            suits = draw(st.lists(st.integers(0, 3), min_size=2, max_size=4, unique=True))
+            cards.update(13 * s + rank for s in suits)
+        else:
+            suit, start, length = draw(st.integers(0, 3)), draw(st.integers(0, 12)), draw(st.integers(2, 6))
+            cards.update(13 * suit + p % 13 for p in range(start, min(start + length, 14))
+                         if draw(st.integers(0, 6)) > 0)
+    cards.update(draw(st.lists(st.integers(0, 51), max_size=3)))
+    return sorted(cards)
+
+
+GO_OUT_RULES = st.builds(
+    lambda wild, aces, jokers_wild: MeldRules(aces=aces, wild_ranks=frozenset() if wild is None else frozenset({wild}),
+                                              jokers_wild=jokers_wild),
+    st.sampled_from([None, *range(1, 14)]), st.sampled_from(["low", "high_or_low"]), st.booleans())
+
+
+def test_going_out_examples():
+    assert can_go_out(hand("4C 9S 9H 9D KS"), tt(2))  # TT10
+    assert go_out_discards(hand("4C 9S 9H 9D KS"), tt(2)) == hand("KS")
+    assert go_out_discards(hand("7H 8H 9H TH"), MeldRules()) == hand("7H TH")
+    assert go_out_discards(hand("7H 7S 7D 7C"), MeldRules()) == hand("7C 7D 7H 7S")
+    assert not can_go_out(hand("7H 7S 7D"), MeldRules())  # two cards left are no set
+    assert go_out_discards(hand("QS KS AS 4D"), MeldRules(aces="high_or_low")) == hand("4D")
+    assert not can_go_out(hand("QS KS AS 4D"), MeldRules())  # ace low only
+    assert go_out_discards(hand("5H 7H 9S 3C"), tt(1)) == hand("9S")  # 3C fills 6H: 5H 3C 7H
+    assert go_out_discards(hand("5H 7H 5S 5D 3C"), tt(1)) == hand("7H")  # not 5D: 5S would be left
+    assert go_out_discards(hand("KS KH 2C 3C 5C 9D 9H 9S QD JD TD 4H 4S 7C"), tt(11)) == hand("7C")  # TT11
+    assert go_out_discards(hand("7H 7H 7S 5C 5D 2D"), tt(3)) == hand("2D")  # two decks: the solver answers
+
+
+@settings(max_examples=500)
+@given(st.sampled_from([ONE_DECK, WITH_JOKERS, TWO_DECKS]).flatmap(lambda deck: deals(deck, 15, min_size=1)),
+       GO_OUT_RULES)
+def test_property_go_out_discards_match_best_discard(cards, rules):
+    """can_go_out is best_discard's can_go_out; go_out_discards lists every discard that goes out."""
+    expected = going_out_cards(cards, rules)
+    assert go_out_discards(cards, rules) == expected
+    assert can_go_out(cards, rules) == bool(expected) == best_discard(cards, rules).can_go_out
+
+
+@settings(max_examples=800)
+@given(meldy_hands().filter(bool), GO_OUT_RULES)
+def test_property_go_out_discards_near_melded_hands(cards, rules):
+    expected = going_out_cards(cards, rules)
+    assert go_out_discards(cards, rules) == expected
+    assert can_go_out(cards, rules) == bool(expected) == best_discard(cards, rules).can_go_out
+
+
+@settings(max_examples=200)
+@given(meldy_hands(max_melds=3).filter(lambda cards: 0 < len(cards) <= 9), GO_OUT_RULES)
+def test_property_go_out_discards_brute_force(cards, rules):
+    """Against the brute force: every card costs something, so 0 deadwood is fully melded."""
+    expected = [c for c in sorted(set(cards)) if brute_min_deadwood([x for x in cards if x != c], rules) == 0]
+    assert go_out_discards(cards, rules) == expected

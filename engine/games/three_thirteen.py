@@ -257,14 +257,9 @@ class ThreeThirteen(Game):
         distinct = [c for c in dict.fromkeys(hand) if c != forbidden]  # the hand is sorted
         moves: list[Move] = [{"type": "discard", "card": CARD_NAMES[c]} for c in distinct]
         if s.went_out is None:
-            rules = self.meld_rules(s.options, s.round)
-            # a cheap test, then one solver pass, rule out most hands before trying each discard
-            if melds.may_go_out(hand, rules) and melds.best_discard(hand, rules).can_go_out:
-                for c in distinct:
-                    rest = list(hand)
-                    rest.remove(c)
-                    if melds.is_fully_melded(rest, rules):
-                        moves.append({"type": "go_out", "card": CARD_NAMES[c]})
+            for c in melds.go_out_discards(hand, self.meld_rules(s.options, s.round)):
+                if c != forbidden:
+                    moves.append({"type": "go_out", "card": CARD_NAMES[c]})
         return moves
 
     def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
