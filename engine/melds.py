@@ -426,28 +426,9 @@ class _Cover:
     """
 
     def __init__(self, rules: MeldRules) -> None:
-        min_run, min_set = rules.min_run, rules.min_set
-        line = _line_cover(min_run)
-        ace_high = rules.aces != "low"
-        suit = [0] * (1 << 13)
-        for m in range(1 << 13):
-            cost = line[m]
-            if ace_high and m & 1:
-                cost = min(cost, line[m ^ 1 | 1 << 13])
-            suit[m] = cost
-        drop = [_INF] * (1 << 13)
-        for m in range(1, 1 << 13):
-            best = _INF
-            x = m
-            while x:
-                low = x & -x
-                x ^= low
-                best = min(best, suit[m ^ low] - suit[m])
-            drop[m] = best
-        self.suit = suit
-        self.drop = drop
-        self.after = [x + y for x, y in zip(suit, drop, strict=True)]  # the least cover once one card is gone
-        self.most_saved = min_run - 1  # a lone card costs min_run - 1 wilds; no discard saves more
+        self.suit, self.drop, self.after, self.options = _cover_tables(
+            rules.min_run, rules.min_set, rules.aces != "low")
+        self.most_saved = rules.min_run - 1  # a lone card costs min_run - 1 wilds; no discard saves more
         wild52 = 0
         for rank in rules.wild_ranks:
             wild52 |= (1 | 1 << 13 | 1 << 26 | 1 << 39) << (rank - 1)
@@ -455,23 +436,6 @@ class _Cover:
             wild52 |= 1 << JOKER
         self.wild52 = wild52
         self.joker_ok = rules.jokers_wild
-        # options[rank][suits present]: (the cards given to a set as a 52-bit mask, the wilds that set
-        # needs, what discarding one of its cards costs). A set short of min_set takes every natural
-        # of its rank (else moving one more in from a run costs no more), and a set that loses its
-        # discard needs one wild more unless it has more than min_set cards.
-        self.options: list[list[list[tuple[int, int, int]]]] = []
-        for rank in range(13):
-            per_present: list[list[tuple[int, int, int]]] = []
-            for present in range(16):
-                opts = [(0, 0, _INF)]
-                for sub in range(1, 16):
-                    size = _POP4[sub]
-                    if sub & present != sub or size < 2 or (size < min_set and sub != present):
-                        continue
-                    spread = sum(1 << (13 * s + rank) for s in range(4) if sub >> s & 1)
-                    opts.append((spread, max(0, min_set - size), 0 if size > min_set else 1))
-                per_present.append(opts)
-            self.options.append(per_present)
 
     def fits(self, naturals: int, wilds: int, discard: bool) -> bool:
         """Whether ``wilds`` wilds put every card of the 52-bit mask ``naturals`` in a meld
@@ -541,7 +505,55 @@ class _Cover:
         return need + saved <= wilds
 
 
+_CoverTables = tuple[list[int], list[int], list[int], list[list[list[tuple[int, int, int]]]]]
+_COVER_TABLES: dict[tuple[int, int, bool], _CoverTables] = {}
 _LINES: dict[int, list[int]] = {}
+
+
+def _cover_tables(min_run: int, min_set: int, ace_high: bool) -> _CoverTables:
+    """The tables of :class:`_Cover` (they depend on the meld sizes and the ace rule only):
+    per 13-bit suit mask the least cover and what one card less saves (and their sum), and the
+    set choices per rank and suits present."""
+    key = (min_run, min_set, ace_high)
+    tables = _COVER_TABLES.get(key)
+    if tables is not None:
+        return tables
+    line = _line_cover(min_run)
+    suit = [0] * (1 << 13)
+    for m in range(1 << 13):
+        cost = line[m]
+        if ace_high and m & 1:
+            cost = min(cost, line[m ^ 1 | 1 << 13])
+        suit[m] = cost
+    drop = [_INF] * (1 << 13)
+    for m in range(1, 1 << 13):
+        best = _INF
+        x = m
+        while x:
+            low = x & -x
+            x ^= low
+            best = min(best, suit[m ^ low] - suit[m])
+        drop[m] = best
+    after = [x + y for x, y in zip(suit, drop, strict=True)]  # the least cover once one card is gone
+    # options[rank][suits present]: (the cards given to a set as a 52-bit mask, the wilds that set
+    # needs, what discarding one of its cards costs). A set short of min_set takes every natural
+    # of its rank (else moving one more in from a run costs no more), and a set that loses its
+    # discard needs one wild more unless it has more than min_set cards.
+    options: list[list[list[tuple[int, int, int]]]] = []
+    for rank in range(13):
+        per_present: list[list[tuple[int, int, int]]] = []
+        for present in range(16):
+            opts = [(0, 0, _INF)]
+            for sub in range(1, 16):
+                size = _POP4[sub]
+                if sub & present != sub or size < 2 or (size < min_set and sub != present):
+                    continue
+                spread = sum(1 << (13 * s + rank) for s in range(4) if sub >> s & 1)
+                opts.append((spread, max(0, min_set - size), 0 if size > min_set else 1))
+            per_present.append(opts)
+        options.append(per_present)
+    tables = _COVER_TABLES[key] = (suit, drop, after, options)
+    return tables
 _COVERS: dict[MeldRules, _Cover] = {}
 _LAST_COVER: tuple[MeldRules | None, _Cover | None] = (None, None)
 

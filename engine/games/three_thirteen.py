@@ -247,26 +247,29 @@ class ThreeThirteen(Game):
     # -- moves --------------------------------------------------------------------
 
     def _legal_moves(self, state: State) -> list[Move]:
-        s = _s(state)
+        s: RummyRoundsState = state  # type: ignore[assignment]  # (hot path: no isinstance check)
         if s.phase == DRAW:
             if s.discard:
                 return [{"type": "draw", "source": "stock"}, {"type": "draw", "source": "discard"}]
             return [{"type": "draw", "source": "stock"}]
         hand = s.hands[s.to_move]  # type: ignore[index]
         forbidden = None if s.options["allow_rediscard"] else s.taken
-        distinct = [c for c in dict.fromkeys(hand) if c != forbidden]  # the hand is sorted
-        moves: list[Move] = [{"type": "discard", "card": CARD_NAMES[c]} for c in distinct]
+        names = CARD_NAMES
+        # dict.fromkeys: each distinct card once (the hand is sorted)
+        moves: list[Move] = [{"type": "discard", "card": names[c]} for c in dict.fromkeys(hand) if c != forbidden]
         if s.went_out is None:
             for c in melds.go_out_discards(hand, self.meld_rules(s.options, s.round)):
                 if c != forbidden:
-                    moves.append({"type": "go_out", "card": CARD_NAMES[c]})
+                    moves.append({"type": "go_out", "card": names[c]})
         return moves
 
     def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind == "draw":
             return ("draw", move["source"])
-        return (kind, parse_card(move["card"]))
+        name = move["card"]
+        card = _CARD_OF.get(name)
+        return (kind, parse_card(name) if card is None else card)
 
     def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
         s = _s(state)
@@ -314,7 +317,7 @@ class ThreeThirteen(Game):
 
     # _play and what it calls replace every list they change (copy on write: see Game.copy_on_write)
     def _play(self, state: State, action: Any) -> list[Event]:
-        s = _s(state)
+        s: RummyRoundsState = state  # type: ignore[assignment]  # (hot path: no isinstance check)
         kind, card = action
         seat: int = s.to_move  # type: ignore[assignment]
         if kind == "draw":
@@ -458,6 +461,9 @@ class ThreeThirteen(Game):
             went_out=obs["went_out"],
             last_turns=obs["last_turns"],
         )
+
+
+_CARD_OF: dict[str, Card] = {name: c for c, name in enumerate(CARD_NAMES)}  # canonical names only
 
 
 def _s(state: State) -> RummyRoundsState:

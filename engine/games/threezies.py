@@ -18,6 +18,8 @@ from engine.game import MAX_TURNS_OPTION, GameInfo, OptionSpec
 from engine.games.three_thirteen import RummyRoundsState, ThreeThirteen
 from engine.registry import register
 
+_ACES = {"aces": "high_or_low"}  # Threezies aces are always high or low
+
 
 class Threezies(ThreeThirteen):
     info = GameInfo(
@@ -44,7 +46,8 @@ class Threezies(ThreeThirteen):
         return 1
 
     def meld_rules(self, options: Mapping[str, Any], round_no: int) -> melds.MeldRules:
-        return super().meld_rules({"aces": "high_or_low"}, round_no)
+        rules = self._rules_cache.get(("high_or_low", round_no))  # filled by the base class
+        return rules if rules is not None else super().meld_rules(_ACES, round_no)
 
     def _ace_penalty(self, options: Mapping[str, Any]) -> int:
         return 1
