@@ -374,7 +374,7 @@ def can_go_out(hand: Sequence[Card], rules: MeldRules) -> bool:
     if fast is None:
         return bool(hand) and may_go_out(hand, rules) and best_discard(hand, rules).can_go_out
     cover, naturals, wilds = fast
-    return cover.fits(naturals, wilds, True)
+    return cover.goes_out(naturals, wilds)
 
 
 def go_out_discards(hand: Sequence[Card], rules: MeldRules) -> list[Card]:
@@ -400,7 +400,7 @@ def go_out_discards(hand: Sequence[Card], rules: MeldRules) -> list[Card]:
                 out.append(card)
         return out
     cover, naturals, wilds = fast
-    if not cover.fits(naturals, wilds, True):
+    if not cover.goes_out(naturals, wilds):
         return []
     fits = cover.fits
     # one deck: every card is there once; discarding a wild leaves every natural for wilds - 1
@@ -451,8 +451,6 @@ class _Cover:
             if discard:
                 need += min(drop[a], drop[b], drop[c], drop[d])
             return need <= wilds
-        if discard and not self._may_fit(a, b, c, d, ranks, wilds):
-            return False
         # the sets to try: a choice per rank holding 2+ naturals, while their wilds may still fit
         limit = wilds + self.most_saved if discard else wilds
         choices = [(0, 0, _INF)]
@@ -478,15 +476,22 @@ class _Cover:
         return False
 
 
-    def _may_fit(self, a: int, b: int, c: int, d: int, ranks: int, wilds: int) -> bool:
-        """A necessary test for :meth:`fits` with a discard, suit by suit: the cards of ranks that
-        could make a set may leave their suit for free (a set needs no wild in this bound)."""
-        free = ranks if wilds else (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
+    def goes_out(self, naturals: int, wilds: int) -> bool:
+        """``fits(naturals, wilds, True)``, the hot path of :func:`go_out_discards`: most hands are
+        ruled out by a bound taken suit by suit, where the cards of ranks that could make a set may
+        leave their suit for free (a set needs no wild in this bound)."""
         suit, after = self.suit, self.after
+        a = naturals & 0x1FFF
+        b = naturals >> 13 & 0x1FFF
+        c = naturals >> 26 & 0x1FFF
+        d = naturals >> 39
+        ranks = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
+        if not ranks:
+            return suit[a] + suit[b] + suit[c] + suit[d] + min(after[a] - suit[a], after[b] - suit[b],
+                                                               after[c] - suit[c], after[d] - suit[d]) <= wilds
+        free = ranks if wilds else (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
         need = saved = 0
         for x in (a, b, c, d):
-            if not x:
-                continue
             q = x & free
             u = x ^ q
             least = suit[u]
@@ -502,9 +507,10 @@ class _Cover:
             need += least
             if least_after - least < saved:
                 saved = least_after - least
-        return need + saved <= wilds
+        return need + saved <= wilds and self.fits(naturals, wilds, True)
 
 
+_BITS = [1 << c for c in range(JOKER + 1)]
 _CoverTables = tuple[list[int], list[int], list[int], list[list[list[tuple[int, int, int]]]]]
 _COVER_TABLES: dict[tuple[int, int, bool], _CoverTables] = {}
 _LINES: dict[int, list[int]] = {}
@@ -600,9 +606,7 @@ def _cover_setup(hand: Sequence[Card], rules: MeldRules) -> tuple[_Cover, int, i
                 _COVERS.clear()
             cover = _COVERS[rules] = _Cover(rules)
         _LAST_COVER = (rules, cover)
-    mask = 0
-    for c in hand:
-        mask |= 1 << c
+    mask = sum(map(_BITS.__getitem__, hand))  # with a repeated card the sum carries: fewer bits than cards
     if mask.bit_count() != len(hand) or (mask >> JOKER and not cover.joker_ok):
         return None
     wild = mask & cover.wild52
