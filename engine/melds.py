@@ -429,6 +429,7 @@ class _Cover:
         self.suit, self.drop, self.after, self.options = _cover_tables(
             rules.min_run, rules.min_set, rules.aces != "low")
         self.most_saved = rules.min_run - 1  # a lone card costs min_run - 1 wilds; no discard saves more
+        self.pairs_free = rules.min_set <= 2  # a set of two naturals needs no wild
         wild52 = 0
         for rank in rules.wild_ranks:
             wild52 |= (1 | 1 << 13 | 1 << 26 | 1 << 39) << (rank - 1)
@@ -489,7 +490,13 @@ class _Cover:
         if not ranks:
             return suit[a] + suit[b] + suit[c] + suit[d] + min(after[a] - suit[a], after[b] - suit[b],
                                                                after[c] - suit[c], after[d] - suit[d]) <= wilds
-        free = ranks if wilds else (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
+        if wilds or self.pairs_free:
+            free = ranks
+        else:  # (min_set 3 or more)
+            free = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
+            if not free:  # no wild and no rank of three: no set can help, as with no rank held twice
+                return suit[a] + suit[b] + suit[c] + suit[d] + min(
+                    after[a] - suit[a], after[b] - suit[b], after[c] - suit[c], after[d] - suit[d]) <= 0
         need = saved = 0
         for x in (a, b, c, d):
             q = x & free

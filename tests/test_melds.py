@@ -562,3 +562,11 @@ def test_property_go_out_discards_brute_force(cards, rules):
     """Against the brute force: every card costs something, so 0 deadwood is fully melded."""
     expected = [c for c in sorted(set(cards)) if brute_min_deadwood([x for x in cards if x != c], rules) == 0]
     assert go_out_discards(cards, rules) == expected
+
+
+@settings(max_examples=300)
+@given(meldy_hands().filter(bool), st.sampled_from([None, 1, 7, 13]), st.sampled_from(["low", "high_or_low"]))
+def test_property_go_out_discards_with_sets_of_two(cards, wild, aces):
+    """min_set 2: a pair is a set without any wild (the fast path's bound must know it)."""
+    rules = MeldRules(min_set=2, min_run=2, aces=aces, wild_ranks=frozenset() if wild is None else frozenset({wild}))
+    assert go_out_discards(cards, rules) == going_out_cards(cards, rules)
