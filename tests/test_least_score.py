@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from engine.cards import CARD_NAMES, cards_str, parse_cards
 from engine.errors import (
     IllegalMoveError,
+    InvalidCardError,
     InvalidMoveError,
     InvalidOptionError,
     InvalidSetupError,
@@ -471,7 +472,7 @@ def test_every_listed_move_is_accepted_and_input_states_are_never_changed():
         ({"type": "discard"}, InvalidMoveError),
         ({"type": "discard", "cards": []}, InvalidMoveError),
         ({"type": "discard", "cards": "7S"}, InvalidMoveError),
-        ({"type": "discard", "cards": ["ZZ"]}, InvalidMoveError),
+        ({"type": "discard", "cards": ["ZZ"]}, InvalidCardError),  # code invalid_card, as in every game
         ({"type": "discard", "cards": ["JK"]}, InvalidMoveError),
         ({"type": "discard", "cards": ["KD"]}, IllegalMoveError),
         ({"type": "discard", "cards": ["3C", "3C"]}, IllegalMoveError),
@@ -492,7 +493,7 @@ def test_pick_moves_are_checked():
     state, _ = play(state, discard("9S"))
     for move, error in [
         ({"type": "pick", "source": "floor"}, InvalidMoveError),
-        ({"type": "pick", "source": "floor", "card": "ZZ"}, InvalidMoveError),
+        ({"type": "pick", "source": "floor", "card": "ZZ"}, InvalidCardError),
         ({"type": "pick", "source": "deck", "card": "KS"}, InvalidMoveError),
         ({"type": "pick", "source": "table"}, InvalidMoveError),
     ]:

@@ -787,10 +787,7 @@ def _move_cards(move: Mapping[str, Any]) -> list[Card]:
     if not isinstance(cards, list) or not 1 <= len(cards) <= HAND_SIZE:
         raise InvalidMoveError('a discard needs "cards": a list of 1 to 5 cards, e.g. '
                                '{"type": "discard", "cards": ["7S", "7H"]}')
-    try:
-        parsed = [parse_card(c) for c in cards]
-    except EngineError as exc:
-        raise InvalidMoveError(str(exc)) from exc
+    parsed = [parse_card(c) for c in cards]  # a bad card raises InvalidCardError (code invalid_card)
     if any(c >= 52 for c in parsed):
         raise InvalidMoveError("Least Score is played without jokers (R1)")
     return parsed
@@ -800,10 +797,7 @@ def _move_card(move: Mapping[str, Any]) -> Card:
     if "card" not in move:
         raise InvalidMoveError('a pick from the floor names the card, e.g. {"type": "pick", "source": "floor", '
                                '"card": "7S"}')
-    try:
-        card = parse_card(move["card"])
-    except EngineError as exc:
-        raise InvalidMoveError(str(exc)) from exc
+    card = parse_card(move["card"])
     if card >= 52:
         raise InvalidMoveError("Least Score is played without jokers (R1)")
     return card
