@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from engine.cards import CARD_NAMES, Card, parse_card
+from engine.cards import CARD_NAMES, Card, parse_card, parse_cards
 from engine.errors import (
     GameOverError,
     InvalidMoveError,
@@ -614,6 +614,25 @@ def view_state_fields(obs: Observation, seed: int) -> dict[str, Any]:
         "round_scores": [list(r) for r in obs["round_scores"]],
         "winners": None if obs["winners"] is None else list(obs["winners"]),
     }
+
+
+def hands_from_view(
+    obs: Observation, zone_cards: list[list[Card]], key: Callable[[Card], Any] | None = None
+) -> tuple[list[list[Card]], dict[str, list[Card]]]:
+    """For ``_state_from_view``: every seat's hand (the viewer's own from ``obs["hand"]``, the others'
+    from their hidden zones, sorted by ``key``) and the other hidden zones' cards by zone name, in
+    the order dealt (a re-dealt stock's order is its random order)."""
+    hands: list[list[Card]] = [[] for _ in range(obs["num_players"])]
+    others: dict[str, list[Card]] = {}
+    for zone, cards in zip(obs["hidden"], zone_cards, strict=True):
+        if zone["zone"] == "hand":
+            hands[zone["seat"]] = sorted(cards, key=key)
+        else:
+            others[zone["zone"]] = list(cards)
+    if obs["seat"] is not None:
+        own = parse_cards(obs["hand"])
+        hands[obs["seat"]] = own if key is None else sorted(own, key=key)
+    return hands, others
 
 
 def uniform_deal(unseen: Sequence[Card], zones: Sequence[Mapping[str, Any]], rng: random.Random) -> list[list[Card]]:

@@ -101,6 +101,7 @@ from engine.game import (
     State,
     card_field,
     chance_rng,
+    hands_from_view,
     hidden_zone,
     list_field,
     view_state_fields,
@@ -738,17 +739,8 @@ class LeastScore(Game):
         return cards
 
     def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
-        n = obs["num_players"]
-        seat = obs["seat"]
-        hands: list[list[Card]] = [[] for _ in range(n)]
-        deck: list[Card] = []
-        for zone, cards in zip(obs["hidden"], zone_cards, strict=True):
-            if zone["zone"] == "hand":
-                hands[zone["seat"]] = sorted(cards, key=_rank_key)
-            else:
-                deck = list(cards)
-        if seat is not None:
-            hands[seat] = sorted(parse_cards(obs["hand"]), key=_rank_key)
+        hands, others = hands_from_view(obs, zone_cards, key=_rank_key)
+        deck = others.get("deck", [])
         return LeastScoreState(
             **view_state_fields(obs, seed),
             hands=hands,

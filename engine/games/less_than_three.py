@@ -78,6 +78,7 @@ from engine.game import (
     State,
     card_field,
     chance_rng,
+    hands_from_view,
     hidden_zone,
     list_field,
     require_field,
@@ -433,16 +434,8 @@ class LessThanThree(Game):
         return parse_cards(obs["hand"]) + parse_cards(obs["table"]) + parse_cards(obs["discarded"])
 
     def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
-        seat = obs["seat"]
-        hands: list[list[Card]] = [[], []]
-        aside: list[Card] = []
-        for zone, cards in zip(obs["hidden"], zone_cards, strict=True):
-            if zone["zone"] == "hand":
-                hands[zone["seat"]] = sorted(cards)
-            else:
-                aside = sorted(cards)
-        if seat is not None:
-            hands[seat] = parse_cards(obs["hand"])
+        hands, others = hands_from_view(obs, zone_cards)
+        aside = sorted(others.get("aside", []))
         return LessThanThreeState(
             **view_state_fields(obs, seed),
             hands=hands,

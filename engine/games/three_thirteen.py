@@ -46,6 +46,7 @@ from engine.game import (
     State,
     card_field,
     chance_rng,
+    hands_from_view,
     hidden_zone,
     view_state_fields,
 )
@@ -440,17 +441,8 @@ class ThreeThirteen(Game):
         return cards
 
     def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
-        n = obs["num_players"]
-        seat = obs["seat"]
-        hands: list[list[Card]] = [[] for _ in range(n)]
-        stock: list[Card] = []
-        for zone, cards in zip(obs["hidden"], zone_cards, strict=True):
-            if zone["zone"] == "hand":
-                hands[zone["seat"]] = sorted(cards)
-            else:
-                stock = list(cards)
-        if seat is not None:
-            hands[seat] = parse_cards(obs["hand"])
+        hands, others = hands_from_view(obs, zone_cards)
+        stock = others.get("stock", [])
         return RummyRoundsState(
             **view_state_fields(obs, seed),
             hands=hands,
