@@ -29,7 +29,6 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from engine import melds
@@ -470,7 +469,6 @@ def _setup_int(setup: Mapping[str, Any], name: str, default: int, lo: int, hi: i
     return value
 
 
-@lru_cache(maxsize=64)
 def _meld_rules(aces: str, wild_rank: int, ace_value: int) -> melds.MeldRules:
     return melds.MeldRules(
         min_set=3,
