@@ -59,6 +59,16 @@ class Metrics:
                                     buckets=(.01, .05, .1, .25, .5, 1, 2, 5, 10, 30))
         self.store_errors = Counter("cardtable_store_errors", "Requests that failed because the store was "
                                     "unreachable", ["operation"], registry=self.registry)
+        self._per_request: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+    def observe_request(self, endpoint: str, method: str, status: int, seconds: float) -> None:
+        """Count one request and its latency (the labelled children are looked up once, not per request)."""
+        children = self._per_request.get((endpoint, method, status))
+        if children is None:
+            children = (self.requests.labels(endpoint, method, str(status)), self.latency.labels(endpoint, method))
+            self._per_request[endpoint, method, status] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def exposition(self) -> tuple[bytes, str]:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -75,9 +85,19 @@ class Metrics:
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message and any ``extra={"fields": {...}}``."""
 
+    _encode = json.JSONEncoder(default=str).encode  # json.dumps(out, default=str) without a new encoder per line
+    _second: tuple[int, str] = (-1, "")  # the last second formatted (one strftime a second, not one a line)
+
+    def _stamp(self, created: float) -> str:
+        second = int(created)
+        cached = self._second
+        if cached[0] != second:
+            cached = self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        return cached[1]
+
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "ts": f"{self._stamp(record.created)}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
@@ -87,7 +107,7 @@ class JsonFormatter(logging.Formatter):
             out.update(extra)
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)  # logs only, never a response
-        return json.dumps(out, default=str)
+        return self._encode(out)
 
 
 def configure_logging(level: str) -> None:

@@ -109,7 +109,12 @@ def test_ai_endpoints_are_rate_limited_per_ip_and_per_token(redis_server: RedisS
         return client.get(f"/v1/matches/{m['match_id']}/hint", query_string={"level": 1, "time_ms": 10},
                           headers=bearer(token), environ_base=ip)
 
-    assert [hint(token).status_code for _ in range(2)] == [200, 200]
+    first = hint(token)
+    # the limited endpoints tell their limit; the others carry no rate-limit headers
+    assert first.status_code == 200 and first.headers["X-RateLimit-Limit"] == "2"
+    assert first.headers["X-RateLimit-Remaining"] == "1"
+    assert "X-RateLimit-Limit" not in client.get(f"/v1/matches/{m['match_id']}", environ_base=ip).headers
+    assert hint(token).status_code == 200
     r = hint(token)  # the seat's token is out of hints
     assert r.status_code == 429 and r.get_json()["code"] == "rate_limited"
     assert int(r.headers["Retry-After"]) >= 1 and r.mimetype == "application/problem+json"
