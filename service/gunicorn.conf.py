@@ -1,10 +1,12 @@
 """gunicorn settings for the cardtable API (``cardtable serve`` uses this file).
 
 AI calls are CPU-bound (up to ``AI_MAX_TIME_MS``), so concurrency comes from
-processes: one worker per core by default, each with a few threads to overlap
-Redis round trips and keep-alive connections. Timeouts leave room for the
-longest AI request. Environment: ``CARDTABLE_BIND``, ``CARDTABLE_WORKERS``,
-``CARDTABLE_THREADS``, ``CARDTABLE_TIMEOUT``.
+processes: one worker per core by default. Each worker serves every open
+connection on a thread of its own and balances connections with the other
+workers (:mod:`service.worker`), so an AI request holds up only its own
+connection. Timeouts leave room for the longest AI request. Environment:
+``CARDTABLE_BIND``, ``CARDTABLE_WORKERS``, ``CARDTABLE_WORKER_CLASS`` (e.g.
+``gthread``, with ``CARDTABLE_THREADS`` threads), ``CARDTABLE_TIMEOUT``.
 
 Metrics: with several workers, prometheus-client runs in multiprocess mode
 (``PROMETHEUS_MULTIPROC_DIR``, created here when unset) so ``/metrics`` sums
@@ -23,8 +25,9 @@ from gunicorn.glogging import Logger
 
 bind = os.environ.get("CARDTABLE_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("CARDTABLE_WORKERS", "0")) or multiprocessing.cpu_count()
-worker_class = "gthread"
-threads = int(os.environ.get("CARDTABLE_THREADS", "4"))
+worker_class = os.environ.get("CARDTABLE_WORKER_CLASS", "service.worker.ConnectionThreads")
+threads = int(os.environ.get("CARDTABLE_THREADS", "4"))  # gthread only
+worker_connections = 1000  # open connections (so threads) per worker; beyond it a worker stops accepting
 timeout = int(os.environ.get("CARDTABLE_TIMEOUT", "60"))  # > AI_MAX_TIME_MS + AI_REQUEST_BUDGET_MS
 graceful_timeout = 30
 keepalive = 5
