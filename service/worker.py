@@ -9,22 +9,24 @@ stall every other request of the worker. Here a connection's thread reads a requ
 answer and reads the next one: nothing else per request. An AI request ties up only its own connection; the
 others keep being served (the GIL passes between threads every ``sys.getswitchinterval()`` at worst).
 
-Balance: workers share one listening socket, and whichever worker wakes first takes a new connection — on a
-busy machine often one worker takes nearly all of them (30 of 32 kept-alive connections were seen) while the
-other idles, which halves the throughput and doubles the latency of the connections it holds. So each worker
-publishes its number of open connections in memory the master shares with its workers (:class:`Ledger`), and a
-worker that holds more than another leaves a new connection to it for up to :data:`DEFER_SECONDS` before
-taking it itself (the other worker may be busy or gone: a connection never waits longer than that).
+Balance: workers share one listening socket. Waiting on it with a poller, every worker wakes for a new
+connection and the first to get a core takes it — on a busy machine one worker often took nearly all of them
+(30 of 32 kept-alive connections were seen) while the other idled, halving the throughput and doubling the
+latency of the connections it held. Here each worker waits in a blocking ``accept()`` on a thread of its own,
+where the kernel wakes one waiter at a time, in turn; and each worker publishes its number of open connections
+in memory the master shares with its workers (:class:`Ledger`): one that holds more than another stays out of
+the turn for up to :data:`DEFER_SECONDS`, and stops waiting for a worker that took nothing meanwhile.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import mmap
 import multiprocessing
 import os
-import selectors
+import select
 import socket
 import ssl
 import struct
@@ -38,8 +40,9 @@ from gunicorn import sock as gsock
 from gunicorn.http import wsgi
 from gunicorn.workers import base
 
-#: How long a worker that holds more connections than another waits for that one to accept a new connection.
-DEFER_SECONDS = 0.004
+#: How long a worker that holds more connections than another leaves new connections to it (on a busy machine a
+#: woken process may wait several milliseconds for a core, and its acceptor longer for the GIL).
+DEFER_SECONDS = 0.2
 #: Workers the ledger can hold (more workers than this are not balanced against each other).
 SLOTS = 64
 _SLOT = struct.Struct("=qq")  # pid, open connections
@@ -72,7 +75,7 @@ class Ledger:
     def set(self, slot: int, pid: int, connections: int) -> None:
         _SLOT.pack_into(self.memory, slot * _SLOT.size, pid, connections)
 
-    def fewest_elsewhere(self, slot: int) -> int | None:
+    def fewest_elsewhere(self, slot: int | None) -> int | None:
         """The fewest open connections of another live worker (``None``: no other worker)."""
         fewest = None
         for other in range(self.slots):
@@ -139,68 +142,71 @@ class ConnectionThreads(base.Worker):
         self.slot: int | None = None  # in the ledger once this worker accepts (not while it loads the app)
         super().init_process()
 
-    # -- the main thread: accept --------------------------------------------------------------------------------
+    # -- the main thread, and the acceptors ---------------------------------------------------------------------
 
     def run(self) -> None:
-        selector = selectors.DefaultSelector()
-        selector.register(self.PIPE[0], selectors.EVENT_READ)  # signals (gunicorn writes to it) wake us
-        for listener in self.sockets:
-            listener.setblocking(False)
+        """The main thread tells the master it is alive and waits for signals; an acceptor thread per listening
+        socket takes the connections."""
         self.slot = LEDGER.claim(os.getpid())
+        for listener in self.sockets:
+            threading.Thread(target=self.acceptor, args=(listener,), name="acceptor", daemon=True).start()
         self.log.info("Worker %s accepting connections", os.getpid())
-        listening = False
-        deferred_since: float | None = None  # when this worker last left a new connection to another
         try:
             while self.alive:
                 self.notify()
-                now = time.monotonic()
-                insist = deferred_since is not None and now - deferred_since >= DEFER_SECONDS
-                if insist:
-                    deferred_since = None  # still there after the wait: take it whatever the counts
-                listen = self.connections < self.cfg.worker_connections and deferred_since is None
-                if listen != listening:
-                    for listener in self.sockets:
-                        if listen:
-                            selector.register(listener, selectors.EVENT_READ)
-                        else:
-                            selector.unregister(listener)
-                    listening = listen
-                timeout = 1.0 if deferred_since is None else deferred_since + DEFER_SECONDS - now
-                for key, _ in selector.select(timeout):
-                    if key.fileobj == self.PIPE[0]:
-                        with contextlib.suppress(OSError):
-                            os.read(self.PIPE[0], 4096)
-                    elif not insist and self._another_has_fewer():
-                        deferred_since = time.monotonic()  # leave it to that worker for a moment
-                        break
-                    else:
-                        self.accept(key.fileobj)  # type: ignore[arg-type]
+                with contextlib.suppress(OSError):
+                    readable, _, _ = select.select([self.PIPE[0]], [], [], 1.0)  # a signal writes to the pipe
+                    if readable:
+                        os.read(self.PIPE[0], 4096)
                 if self.ppid != os.getppid():
                     self.log.info("Parent changed, shutting down: %s", self)
                     break
         finally:
-            selector.close()
+            self.alive = False
             self.drain()
 
-    def _another_has_fewer(self) -> bool:
-        if self.slot is None:
-            return False
-        fewest = LEDGER.fewest_elsewhere(self.slot)
-        return fewest is not None and fewest < self.connections
+    def acceptor(self, listener: socket.socket) -> None:
+        """Take connections from ``listener`` while the worker is alive.
 
-    def accept(self, listener: socket.socket) -> None:
-        try:
-            client, addr = listener.accept()
-        except OSError as exc:  # another worker took it, or the client gave up
-            if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.ECONNABORTED):
-                return
-            raise
-        client.setblocking(True)
-        util.close_on_exec(client)
-        self._count(+1)
-        thread = threading.Thread(target=self.serve, args=(listener.getsockname(), client, addr),
-                                  name=f"conn-{self.connections}", daemon=True)
-        thread.start()
+        The socket is blocking: a process waiting in ``accept()`` is woken alone and in turn with the other
+        workers' acceptors (the kernel's exclusive wait), where a poller wakes them all and the first to get
+        a core takes the connection. Before waiting, an acceptor holding more connections than another worker
+        stays out of the turn for up to :data:`DEFER_SECONDS`."""
+        listener.setblocking(True)
+        server = listener.getsockname()
+        stuck: int | None = None  # the other's count when it last took nothing in a whole wait
+        while self.alive:
+            if self.connections >= self.cfg.worker_connections:
+                time.sleep(0.01)
+                continue
+            deadline = time.monotonic() + DEFER_SECONDS
+            fewest = self._fewer_elsewhere()
+            while fewest is not None and fewest != stuck and time.monotonic() < deadline:
+                time.sleep(0.001)
+                fewest = self._fewer_elsewhere()
+            # a worker that took nothing while this one stood aside may be stuck: don't wait for it again
+            # until it takes a connection
+            stuck = fewest
+            try:
+                client, addr = listener.accept()
+            except OSError as exc:
+                if exc.errno in (errno.ECONNABORTED, errno.EINTR, errno.EAGAIN, errno.EWOULDBLOCK):
+                    continue
+                if not self.alive:
+                    return
+                raise
+            client.setblocking(True)
+            util.close_on_exec(client)
+            self._count(+1)
+            # (a connection taken while the worker stops is served too: its answer says Connection: close).
+            # _thread, not threading.Thread: start() would wait for the new thread to run, and under load the
+            # GIL may take a while to come round; meanwhile the other workers would take every connection
+            _thread.start_new_thread(self.serve, (server, client, addr))
+
+    def _fewer_elsewhere(self) -> int | None:
+        """The connections of the worker that holds the fewest, if that is fewer than this worker's."""
+        fewest = LEDGER.fewest_elsewhere(self.slot) if self.slot is not None else None
+        return fewest if fewest is not None and fewest < self.connections else None
 
     def _count(self, delta: int) -> None:
         with self.counter_lock:
