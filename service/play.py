@@ -95,6 +95,9 @@ class LoadedMatch:
     game: Game
     state: State
     hands: list[Counter[int]] | None = None  # each seat's hand, when known (saves recomputing it)
+    #: Answers worked out from this version of the match (by the views, e.g. a seat's legal moves): a state
+    #: never changes, so neither do they. Kept as long as the match is cached.
+    memo: dict[Any, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def version(self) -> int:
@@ -114,10 +117,11 @@ class MatchCache:
         self._entries: OrderedDict[str, LoadedMatch] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, match_id: str, version: int) -> LoadedMatch | None:
+    def get(self, match_id: str, version: int | None = None) -> LoadedMatch | None:
+        """The cached match at ``version`` (at whatever version it was cached with ``None``)."""
         with self._lock:
             entry = self._entries.get(match_id)
-            if entry is None or entry.version != version:
+            if entry is None or (version is not None and entry.version != version):
                 return None
             self._entries.move_to_end(match_id)
             return entry
@@ -137,11 +141,16 @@ class MatchCache:
 
 
 def load(store: MatchStore, match_id: str, *, cache: MatchCache | None = None) -> LoadedMatch:
-    """The stored match (parsed once per version per process when a ``cache`` is given)."""
+    """The stored match (parsed once per version per process when a ``cache`` is given: when the cached version
+    is still the stored one, Redis sends back only the version)."""
+    known = cache.get(match_id) if cache is not None else None
     try:
-        stored = store.load(match_id)
+        stored = store.load(match_id) if known is None else store.load_unless(match_id, known.version)
     except MatchNotFound:
         raise ApiError("match_not_found", f"no match {match_id!r} (it may have expired)") from None
+    if stored is None:
+        assert known is not None
+        return known
     if cache is not None:
         known = cache.get(match_id, stored.version)
         if known is not None:

@@ -87,6 +87,8 @@ class MatchStore(Protocol):
 
     def load(self, match_id: str) -> StoredMatch: ...
 
+    def load_unless(self, match_id: str, version: int) -> StoredMatch | None: ...
+
     def save(self, match_id: str, expected_version: int, new_version: int, state: str,
              entries: Sequence[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None = None) -> None: ...
 
@@ -157,6 +159,15 @@ if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5], 'EX', ARGV[6]) end
 return -2
 """
 
+# KEYS: match   ARGV: the version the caller holds. The match's fields (as HMGET), or just {version} when the
+# stored version is that one (the caller has that state already: nothing else is sent back)
+_LOAD_UNLESS = """
+local v = redis.call('HGET', KEYS[1], 'version')
+if not v then return false end
+if v == ARGV[1] then return {v} end
+return redis.call('HMGET', KEYS[1], 'game', 'version', 'state', 'seats', 'start', 'created')
+"""
+
 # KEYS: match, log, tail   ARGV: first chunk index
 _READ_LOG = """
 local v = redis.call('HGET', KEYS[1], 'version')
@@ -193,6 +204,7 @@ class RedisMatchStore:
         self._create = client.register_script(_CREATE)
         self._save = client.register_script(_SAVE)
         self._read_log = client.register_script(_READ_LOG)
+        self._load_unless = client.register_script(_LOAD_UNLESS)
 
     # -- matches ---------------------------------------------------------------
 
@@ -206,6 +218,17 @@ class RedisMatchStore:
 
     def load(self, match_id: str) -> StoredMatch:
         values = self.client.hmget(match_key(match_id), ["game", "version", "state", "seats", "start", "created"])
+        return self._stored(match_id, values)
+
+    def load_unless(self, match_id: str, version: int) -> StoredMatch | None:
+        """The match, or ``None`` if it is still at ``version`` (then only the version crosses the network)."""
+        values = self._load_unless(keys=[match_key(match_id)], args=[version])
+        if not values:
+            raise MatchNotFound(match_id)
+        return None if len(values) == 1 else self._stored(match_id, values)
+
+    @staticmethod
+    def _stored(match_id: str, values: list[Any]) -> StoredMatch:
         if values[0] is None:
             raise MatchNotFound(match_id)
         return StoredMatch(

@@ -174,6 +174,27 @@ def test_a_turn_through_the_api(client: Any) -> None:
     assert [e["version"] for e in since["events"]] == [2] and since["events"][0]["type"] == "discard"
 
 
+def test_legal_moves_follow_the_seat_and_the_version(client: Any) -> None:
+    m = create(client, TT, 2, seed=5)
+    mid, tokens = m["match_id"], [s["token"] for s in m["seats"]]
+    seat = m["view"]["to_move"]
+    url = f"/v1/matches/{mid}/legal-moves"
+    r = client.get(url, headers=bearer(tokens[seat]))
+    mine = r.get_json()
+    # compact JSON, as every answer (the answer is kept per version and seat, as bytes)
+    assert r.get_data(as_text=True) == json.dumps(mine, separators=(",", ":")) + "\n"
+    theirs = client.get(url, headers=bearer(tokens[1 - seat])).get_json()
+    assert mine["version"] == theirs["version"] == 0 and mine["moves"] and theirs["moves"] == []
+    assert mine["seat"] == seat and theirs["seat"] == 1 - seat and theirs["to_move"] == seat
+    assert client.get(url, headers=bearer(tokens[seat])).get_json() == mine  # asked again
+    draw = next(mv for mv in mine["moves"] if mv["type"] == "draw")
+    r = client.post(f"/v1/matches/{mid}/moves", headers=bearer(tokens[seat]),
+                    json={"move": draw, "expected_version": 0})
+    assert r.status_code == 200
+    after = client.get(url, headers=bearer(tokens[seat])).get_json()
+    assert after["version"] == 1 and after["moves"] and all(mv["type"] != "draw" for mv in after["moves"])
+
+
 def test_rejected_moves_change_nothing(client: Any, app: Any) -> None:
     m = create(client, TT, 2, seed=2)
     mid, (t0, t1) = m["match_id"], [s["token"] for s in m["seats"]]

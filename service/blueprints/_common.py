@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app, request
+from flask import Response, current_app, request
 
 from service.app import Services
 from service.errors import ApiError
@@ -33,3 +33,15 @@ def idempotency_key(min_length: int = 1) -> str | None:
         raise ApiError("invalid_idempotency_key",
                        f"Idempotency-Key must be {min_length}-255 printable characters (use a random UUID)")
     return key
+
+
+def json_body(value: Any) -> bytes:
+    """``value`` as the bytes of a JSON answer, exactly as a view returning it would send them."""
+    answer = current_app.json.response(value)
+    assert isinstance(answer, Response)
+    return answer.get_data()
+
+
+def json_response(body: bytes) -> Response:
+    """A JSON answer from :func:`json_body`'s bytes (kept to answer the same question again)."""
+    return current_app.response_class(body, mimetype="application/json")

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, request
 
 from service import play
-from service.blueprints._common import body, idempotency_key, query, services
+from service.blueprints._common import body, idempotency_key, json_body, json_response, query, services
 from service.errors import ApiError
 from service.extensions import ai_ip_rate_limit, ai_rate_limit, limiter, token_key
 from service.schemas import (
@@ -65,10 +65,14 @@ def get_match(match_id: str) -> Any:
 
 @bp.get("/v1/matches/<match_id>/legal-moves")
 def legal_moves(match_id: str) -> Any:
-    match = play.load(services().store, match_id, cache=services().cache)
+    svc = services()
+    match = play.load(svc.store, match_id, cache=svc.cache)
     seat = _auth(match, required=True)
     assert seat is not None
-    return _moves_out.dump(play.legal_moves_for(match, seat))
+    body = match.memo.get(("legal-moves", seat))
+    if body is None:  # worked out once per version and seat (clients ask again until someone moves)
+        body = match.memo["legal-moves", seat] = json_body(_moves_out.dump(play.legal_moves_for(match, seat)))
+    return json_response(body)
 
 
 @bp.post("/v1/matches/<match_id>/moves")
