@@ -245,8 +245,15 @@ def match_view(store: MatchStore, match: LoadedMatch, seat: int | None, since: i
 
 
 def _hands(game: Game, state: State) -> list[Counter[int]]:
-    return [Counter(parse_card(c) for c in game.observation(state, s).get("hand", ()))
-            for s in range(state.num_players)]
+    return _hands_in(_views(game, state))
+
+
+def _views(game: Game, state: State) -> list[dict[str, Any]]:
+    return [game.observation(state, s) for s in range(state.num_players)]
+
+
+def _hands_in(views: list[dict[str, Any]]) -> list[Counter[int]]:
+    return [Counter(parse_card(c) for c in view.get("hand", ())) for view in views]
 
 
 def _received(before: list[Counter[int]], after: list[Counter[int]]) -> dict[str, list[str]]:
@@ -266,22 +273,25 @@ class Played:
     entries: list[dict[str, Any]]
     error: ApiError | None = None  # why the AI stopped early, if it failed
     hands: list[Counter[int]] | None = None
+    views: list[dict[str, Any]] | None = None  # each seat's view of ``state``, when known
 
 
 def play_move(game: Game, state: State, move: Mapping[str, Any], seat: int, version: int,
-              ai: bool = False, hands: list[Counter[int]] | None = None) -> tuple[State, dict[str, Any],
-                                                                              list[Counter[int]]]:
-    """Apply one move for ``seat`` (engine errors propagate; ``state`` is untouched on error)."""
+              ai: bool = False, hands: list[Counter[int]] | None = None
+              ) -> tuple[State, dict[str, Any], list[Counter[int]], list[dict[str, Any]]]:
+    """Apply one move for ``seat`` (engine errors propagate; ``state`` is untouched on error): the new state, the
+    log entry, and each seat's hand and view after the move."""
     before = hands if hands is not None else _hands(game, state)
     new_state, events = game.apply(state, move, seat=seat)
-    after = _hands(game, new_state)
+    views = _views(game, new_state)
+    after = _hands_in(views)
     entry: dict[str, Any] = {"v": version + 1, "s": seat, "m": dict(move), "e": events}
     private = _received(before, after)
     if private:
         entry["p"] = private
     if ai:
         entry["ai"] = 1
-    return new_state, entry, after
+    return new_state, entry, after, views
 
 
 class Autoplayer:
@@ -311,7 +321,7 @@ class Autoplayer:
         return decision
 
     def run(self, stored: StoredMatch, game: Game, state: State, version: int,
-            hands: list[Counter[int]] | None = None) -> Played:
+            hands: list[Counter[int]] | None = None, views: list[dict[str, Any]] | None = None) -> Played:
         """Play AI turns until a human seat is to move, the game ends or the request budget is spent."""
         entries: list[dict[str, Any]] = []
         deadline = time.monotonic() + self.config.ai_request_budget_ms / 1000
@@ -324,18 +334,20 @@ class Autoplayer:
             try:
                 decision = self.decide(game, view, level, self.config.ai_move_time_ms,
                                        (seed_base * 1_000_003 + version) % MAX_SEED, "seat")
-                state, entry, hands = play_move(game, state, decision.move, seat, version, ai=True, hands=hands)
+                state, entry, hands, views = play_move(game, state, decision.move, seat, version, ai=True,
+                                                       hands=hands)
             except ApiError as exc:
                 # a failing AI must not lose the human move before it: keep what was played and let
                 # /advance retry the AI turn later
-                return Played(state, entries, exc, hands)
+                return Played(state, entries, exc, hands, views)
             except Exception as exc:  # the AI's move was refused by the engine
                 log.exception("the AI's move for seat %s of match %s failed", seat, stored.match_id)
                 return Played(state, entries, ApiError("ai_unavailable", f"the AI failed to move "
-                                                       f"({exc.__class__.__name__}); retry with /advance"), hands)
+                                                       f"({exc.__class__.__name__}); retry with /advance"), hands,
+                              views)
             entries.append(entry)
             version += 1
-        return Played(state, entries, None, hands)
+        return Played(state, entries, None, hands, views)
 
 
 # ---------------------------------------------------------------------------
@@ -441,14 +453,14 @@ def submit_move(store: MatchStore, autoplayer: Autoplayer, match: LoadedMatch, s
     if match.state.to_move != seat:
         raise ApiError.from_engine(NotYourTurnError(
             f"it is seat {match.state.to_move}'s decision, not seat {seat}'s"))
-    state, entry, hands = play_move(match.game, match.state, move, seat, match.version, hands=match.hands)
-    played = autoplayer.run(match.stored, match.game, state, match.version + 1, hands=hands)
+    state, entry, hands, views = play_move(match.game, match.state, move, seat, match.version, hands=match.hands)
+    played = autoplayer.run(match.stored, match.game, state, match.version + 1, hands=hands, views=views)
     entries = [entry, *played.entries]
     new_version = match.version + len(entries)
     answer = {
         "version": new_version,
         "events": flat_events(entries),
-        "view": match.game.observation(played.state, seat),
+        "view": played.views[seat] if played.views is not None else match.game.observation(played.state, seat),
     }
     if idempotency_key:
         idem = (key_digest(idempotency_key), IdempotentAnswer(fingerprint(seat, body), 200, answer))
