@@ -89,6 +89,7 @@ def limit_ok(naturals: int, wilds: int, limit: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=256)
 def _min_naturals(size: int, limit: str) -> int:
     for n in range(1, size + 1):
         if limit_ok(n, size - n, limit):
@@ -456,22 +457,35 @@ def _run_windows(mask: int, run_size: int, run_min: int) -> tuple[tuple[int, int
 
 
 def minimal_go_downs(hand: Sequence[Card], sets: int, runs: int, set_size: int, run_size: int,
-                     limit: str, cap: int) -> list[GoDown]:
+                     limit: str, cap: int, longer: bool = True) -> list[GoDown]:
     """Distinct ways to meet a contract of ``sets`` sets of ``set_size`` and ``runs`` runs of ``run_size``
-    with melds of exactly those sizes, at most ``cap`` of them (fewest wilds first, roughly).
+    with melds of exactly those sizes, and (``longer``, under a strict wild ``limit``) with runs longer
+    than ``run_size`` where no shorter run would meet the limit; at most ``cap`` of them.
 
     *Distinct* means: as a multiset of melds, each meld the multiset of its cards; where the wilds of a
     run sit (which gap, which end) is one canonical placement, and which wild cards are used is
     canonical too (jokers first, then 2s by suit). Only ways where no wild stands in a place that a
     natural card left in the hand could take are listed.
 
+    A *longer* run (``longer`` and ``limit`` not_more_than_naturals or fewer_than_naturals) is one of
+    more than ``run_size`` places that is *minimal*: no run of at least ``run_size`` places inside it meets
+    the limit with its natural cards (5H-W-7H-W-9H under fewer_than_naturals: every 4 places hold two
+    wilds to two naturals). Such a run has natural cards at both ends. Ways with longer runs always leave
+    a card in hand to discard.
+
+    Order: the ways with runs of ``run_size`` first (in search order: fewest wilds first, roughly), then
+    the ways with a longer run; when there are more than ``cap``, the longer ones keep ``cap // 4`` places
+    (or more, as far as the others leave room), so that they are never all cut off.
+
     The search: candidate runs (one window per distinct set of naturals, fewest wilds first) and sets
     (by rank) are combined depth first, runs first, each run taking every natural it covers and each set
     every natural of its rank — except that a set may leave naturals to a later set of its rank or to a
     run, and (when nothing else works) a run may leave single naturals to the next run; the leaf rejects
     a way where a wild stands for a natural still in hand. If runs-first finds nothing because a set
-    lacked naturals, sets go first. At most ``cap`` results and :data:`NODE_BUDGET` search nodes.
-    A client may still send any other legal arrangement (longer melds, other wilds).
+    lacked naturals, sets go first. The ways with a longer run come from a second search over both kinds
+    of candidate runs that keeps only ways holding a longer run, and tries every one of those passes.
+    At most ``cap`` results and :data:`NODE_BUDGET` search nodes per search. A client may still send
+    any other legal arrangement (longer melds, other wilds).
     """
     counts = [0] * 53
     masks = [0, 0, 0, 0]
@@ -479,9 +493,8 @@ def minimal_go_downs(hand: Sequence[Card], sets: int, runs: int, set_size: int, 
     for c in hand:
         counts[c] += 1
         if c != JOKER:
-            r = c % 13
-            by_rank[r + 1] += 1
-            masks[c // 13] |= (1 << 1 | 1 << 14) if r == 0 else 1 << (r + 1)
+            by_rank[_RANK_OF[c]] += 1
+            masks[c // 13] |= _BIT_OF[c]
     jokers = counts[JOKER]
     wild_total = jokers + by_rank[2]
     set_cands: list[tuple[int, int]] = []  # (wilds needed, rank)
@@ -497,7 +510,8 @@ def minimal_go_downs(hand: Sequence[Card], sets: int, runs: int, set_size: int, 
         if not set_cands:
             return []
         set_cands.sort()
-    run_cands: list[tuple[int, int, int]] = []  # (wilds needed, suit, low)
+    run_cands: list[tuple[int, int, int, int]] = []  # (wilds needed, suit, low, size)
+    long_cands: list[tuple[int, int, int, int]] = []
     run_min = _min_naturals(run_size, limit)
     if runs:
         for suit in range(4):
@@ -505,35 +519,98 @@ def minimal_go_downs(hand: Sequence[Card], sets: int, runs: int, set_size: int, 
                 for need, low in _run_windows(masks[suit], run_size, run_min):
                     if need > wild_total:
                         break
-                    run_cands.append((need, suit, low))
-        if not run_cands:
+                    run_cands.append((need, suit, low, run_size))
+                if longer and limit != "at_least_one_natural":
+                    for need, low, size in _long_windows(masks[suit], run_size, limit):
+                        if need > wild_total:
+                            break
+                        long_cands.append((need, suit, low, size))
+        if not run_cands and not long_cands:
             return []
         run_cands.sort()
+    found: dict[GoDown, None] = {}
+    if run_cands or not runs:
+        _search_minimal(counts, masks, by_rank, set_cands, run_cands, sets, runs, set_size, run_size, set_min,
+                        run_min, limit, cap, found, False)
+    if not long_cands:
+        return list(found)
+    # ways with a longer run (a strict wild limit): at least cap // 4 of the listed places are theirs
+    longer_found: dict[GoDown, None] = {}
+    _search_minimal(counts, masks, by_rank, set_cands, sorted(run_cands + long_cands), sets, runs, set_size,
+                    run_size, set_min, run_min, limit, max(cap // 4, cap - len(found)), longer_found, True)
+    return list(found)[:cap - len(longer_found)] + list(longer_found)
+
+
+def _search_minimal(counts: list[int], masks: list[int], by_rank: list[int], set_cands: list[tuple[int, int]],
+                    run_cands: list[tuple[int, int, int, int]], sets: int, runs: int, set_size: int, run_size: int,
+                    set_min: int, run_min: int, limit: str, cap: int, found: dict[GoDown, None],
+                    need_long: bool) -> None:
+    """The passes of :func:`minimal_go_downs` over one list of candidate runs."""
     # a lower bound on the wilds needed: the cheapest candidates, repeats allowed
     least = (set_cands[0][0] * sets if sets else 0) + (run_cands[0][0] * runs if runs else 0)
-    if least > wild_total:
-        return []
-    found: dict[GoDown, None] = {}
+    if least > counts[JOKER] + by_rank[2]:
+        return
     flags = [NODE_BUDGET, 0, 0]  # node budget left; a set, a run lacked natural cards others took
     search = _MinimalSearch(counts, masks, by_rank, set_cands, run_cands, set_size, run_size, set_min, run_min,
-                            cap, found, flags)
+                            cap, found, flags, limit, need_long)
+    # the longer runs' search tries every pass (its runs-first pass may stop before any set lacks naturals)
     search.run(["run"] * runs + ["set"] * sets)
-    if not found and sets and runs and flags[1]:
+    if not found and sets and runs and (flags[1] or need_long):
         search.run(["set"] * sets + ["run"] * runs)
-    if not found and runs > 1 and flags[2]:
-        search.yielding = True
+    if not found and runs > 1 and (flags[2] or need_long):
+        search.yielding = search.by_multiset = True
         search.run(["run"] * runs + ["set"] * sets)
-    return list(found)
+        if not found and sets and (flags[1] or need_long):
+            search.run(["set"] * sets + ["run"] * runs)
+
+
+@_cached
+def _long_windows(mask: int, run_size: int, limit: str) -> tuple[tuple[int, int, int], ...]:
+    """``(wilds needed, low, size)`` of the runs longer than ``run_size`` over a suit whose natural cards
+    are the bits of ``mask`` that have a natural card at both ends and meet ``limit``, fewest wilds first.
+    (Whether a shorter run inside one would do is checked when the search places it.)"""
+    out = []
+    for lo in range(1, 15):
+        if not mask >> lo & 1:
+            continue
+        for hi in range(lo + run_size, min(lo + MAX_RUN - 1, 14) + 1):
+            if mask >> hi & 1:
+                size = hi - lo + 1
+                k = (mask >> lo & ((1 << size) - 1)).bit_count()
+                if limit_ok(k, size - k, limit):
+                    out.append((size - k, lo, size))
+    out.sort()
+    return tuple(out)
+
+
+@_cached
+def _minimal_run(bits: int, size: int, run_size: int, limit: str) -> bool:
+    """Whether a run of ``size`` places whose natural cards are the bits of ``bits`` (bit i: place i)
+    meets ``limit`` while no shorter run of at least ``run_size`` places inside it does."""
+    n = bits.bit_count()
+    if not limit_ok(n, size - n, limit):
+        return False
+    for a in range(size - run_size + 1):
+        for b in range(a + run_size, size + 1):
+            if b - a < size:
+                k = (bits >> a & ((1 << (b - a)) - 1)).bit_count()
+                if limit_ok(k, b - a - k, limit):
+                    return False
+    return True
 
 
 class _MinimalSearch:
     """The depth-first search of :func:`minimal_go_downs` over its candidate melds, keeping the card
     counts, the per-suit masks of present cards and the per-rank counts up to date as melds take cards."""
 
+    yielding = False  # a run may leave single naturals to the next run
+    longs = 0  # longer runs chosen so far
+    last_run = -1  # the depth of the last run in the order (for need_long)
+
     def __init__(self, counts: list[int], masks: list[int], by_rank: list[int],
-                 set_cands: list[tuple[int, int]], run_cands: list[tuple[int, int, int]], set_size: int,
+                 set_cands: list[tuple[int, int]], run_cands: list[tuple[int, int, int, int]], set_size: int,
                  run_size: int, set_min: int, run_min: int, cap: int, found: dict[GoDown, None],
-                 flags: list[int]) -> None:
+                 flags: list[int], limit: str, need_long: bool) -> None:
         self.counts, self.masks, self.by_rank = counts, masks, by_rank
         self.set_cands, self.run_cands = set_cands, run_cands
         self.set_size, self.run_size, self.set_min, self.run_min = set_size, run_size, set_min, run_min
@@ -541,8 +618,14 @@ class _MinimalSearch:
         self.window = (1 << run_size) - 1
         self.order: list[str] = []
         self.reserve: list[int] = []
-        self.yielding = False
         self.chosen: list[tuple[int, int, list[Card], int, bool]] = []
+        self.limit = limit
+        self.need_long = need_long  # every way has a run longer than run_size (the search for those)
+        self.by_multiset = need_long  # check every way found against ``seen``
+        self.seen: set[Any] = set()  # the ways found as multisets, where placements may differ
+        self.initial_masks = masks[:]
+        # the suits whose 2 the hand holds (a run holding its own 2 may hold the same cards as another)
+        self.twos = (counts[1] > 0) | (counts[14] > 0) << 1 | (counts[27] > 0) << 2 | (counts[40] > 0) << 3
 
     def run(self, order: list[str]) -> None:
         self.order = order
@@ -550,6 +633,8 @@ class _MinimalSearch:
         cheapest = {"run": self.run_cands[0][0] if self.run_cands else 0,
                     "set": self.set_cands[0][0] if self.set_cands else 0}
         self.reserve = [sum(cheapest[k] for k in order[d + 1:]) for d in range(len(order))]
+        if self.need_long:
+            self.last_run = max(d for d, k in enumerate(order) if k == "run")
         self._step(0, 0, 0, 0)
 
     def _step(self, depth: int, start: int, wilds_used: int, joker_slots: int) -> None:
@@ -565,17 +650,43 @@ class _MinimalSearch:
         if kind == "run":
             run_size, run_min, window = self.run_size, self.run_min, self.window
             cands = self.run_cands
+            only_long = self.need_long and depth == self.last_run and not self.longs
+            tried: set[int] | None = None
+            initial = self.initial_masks
             for idx in range(first, len(cands)):
-                need, suit, low = cands[idx]
+                need, suit, low, size = cands[idx]
                 if wilds_used + need > pool:
                     break  # candidates are sorted by the wilds they need at least
-                nat = (masks[suit] & (window << low)).bit_count()
-                if nat < run_min or wilds_used + run_size - nat > pool:
-                    if run_size - need > nat:
-                        flags[2] = 1  # an earlier meld took naturals this run needed
-                    continue  # (an ace counts once: it cannot be at both ends of one window)
+                if size == run_size:
+                    if only_long:
+                        continue
+                    bits = masks[suit] & (window << low)
+                    nat = bits.bit_count()
+                    if nat < run_min or wilds_used + run_size - nat > pool:
+                        if run_size - need > nat:
+                            flags[2] = 1  # an earlier meld took naturals this run needed
+                        continue  # (an ace counts once: it cannot be at both ends of one window)
+                    if masks[suit] != initial[suit]:
+                        # once earlier melds took cards of the suit, two windows may hold the same natural
+                        # cards (4-7D and 3-6D once 7D is gone) and give the same meld: the first one only
+                        key = bits & 0x3FFF | (2 if bits >> 14 else 0) | suit << 15
+                        if tried is None:
+                            tried = {key}
+                        elif key in tried:
+                            continue
+                        else:
+                            tried.add(key)
+                else:
+                    # a longer run: only where no shorter run inside it meets the wild limit
+                    bits = masks[suit] >> low & ((1 << size) - 1)
+                    nat = bits.bit_count()
+                    if wilds_used + size - nat > pool or \
+                            not (self.yielding or _minimal_run(bits, size, run_size, self.limit)):
+                        if size - need > nat:
+                            flags[2] = 1
+                        continue
                 row = POS_CARD[suit]
-                slots = [row[p] if counts[row[p]] else -1 for p in range(low, low + run_size)]
+                slots = [row[p] if counts[row[p]] else -1 for p in range(low, low + size)]
                 for c in slots:
                     if c >= 0:
                         counts[c] -= 1
@@ -583,13 +694,21 @@ class _MinimalSearch:
                         if not counts[c]:
                             masks[suit] &= ~_BIT_OF[c]
                 variants: list[tuple[int, ...]] = [()]
+                if size != run_size and self.yielding and not _minimal_run(bits, size, run_size, self.limit):
+                    variants = []
                 if self.yielding and not last and order[depth + 1] == "run":
                     # leave some single naturals to the next run (two runs of 5-9S from one 9S: 5-8 and
                     # W-9-T-J would miss; the leaf checks each is used by a later run)
                     single = [i for i, c in enumerate(slots) if c >= 0 and not counts[c]]
-                    variants += [tuple(i for b, i in enumerate(single) if mask >> b & 1)
-                                 for mask in range(1, 1 << len(single))
-                                 if nat - (mask.bit_count()) >= run_min]
+                    for mask in range(1, 1 << len(single)):
+                        yielded = tuple(i for b, i in enumerate(single) if mask >> b & 1)
+                        if size == run_size:
+                            if nat - mask.bit_count() >= run_min:
+                                variants.append(yielded)
+                        elif _minimal_run(bits & ~sum(1 << i for i in yielded), size, run_size, self.limit):
+                            variants.append(yielded)
+                if size != run_size:
+                    self.longs += 1
                 for yielded in variants:
                     run_slots = slots
                     if yielded:
@@ -600,12 +719,12 @@ class _MinimalSearch:
                             counts[c] += 1
                             by_rank[_RANK_OF[c]] += 1
                             masks[suit] |= _BIT_OF[c]
-                    w = run_size - nat + len(yielded)
+                    w = size - nat + len(yielded)
                     # natural 2s taken by the run leave the wild pool
                     if wilds_used + w <= counts[JOKER] + by_rank[2] - self.reserve[depth]:
                         chosen.append((suit, low, run_slots, w, False))
                         if last:
-                            _finish_minimal(counts, chosen, found)
+                            _finish_minimal(counts, chosen, found, self)
                         else:
                             self._step(depth + 1, idx, wilds_used + w, joker_slots)
                         chosen.pop()
@@ -615,6 +734,8 @@ class _MinimalSearch:
                         by_rank[_RANK_OF[c]] -= 1
                         if not counts[c]:
                             masks[suit] &= ~_BIT_OF[c]
+                if size != run_size:
+                    self.longs -= 1
                 for c in slots:
                     if c >= 0:
                         counts[c] += 1
@@ -658,7 +779,7 @@ class _MinimalSearch:
                     taken.sort()
                     chosen.append((-1, rank, taken, w, rank == 2))
                     if last:
-                        _finish_minimal(counts, chosen, found)
+                        _finish_minimal(counts, chosen, found, self)
                     else:
                         self._step(depth + 1, idx, wilds_used + w, joker_slots + (w if rank == 2 else 0))
                     chosen.pop()
@@ -676,9 +797,16 @@ _RANK_CARDS: tuple[tuple[Card, ...], ...] = ((), *tuple((r - 1, r + 12, r + 25, 
 
 
 def _finish_minimal(counts: list[int], chosen: list[tuple[int, int, list[Card], int, bool]],
-                    found: dict[GoDown, None]) -> None:
+                    found: dict[GoDown, None], search: _MinimalSearch) -> None:
+    """Add the way ``chosen`` (its wilds still to deal) unless a wild stands where a natural card left in
+    hand could, or (the longer runs' search) no card is left to discard, or (where placements may differ:
+    the longer runs' or the yielding search, a run holding its own suit's 2) a way of the same cards was
+    found before."""
     wilds_needed = 0
     jokers_only = False
+    by_multiset = search.by_multiset
+    if search.need_long and sum(counts) <= sum(w for _, _, _, w, _ in chosen):
+        return  # no card left to discard (R4)
     for suit, low, cards, w, only in chosen:
         if not w:
             continue
@@ -689,10 +817,20 @@ def _finish_minimal(counts: list[int], chosen: list[tuple[int, int, list[Card], 
                 return  # a wild where a natural card left in the hand could have gone
         else:
             row = POS_CARD[suit]
-            if any(c < 0 and counts[row[low + i]] for i, c in enumerate(cards)):
-                return
+            p = low
+            for c in cards:
+                if c < 0 and counts[row[p]]:
+                    return
+                p += 1
+    twos = search.twos
     if not wilds_needed:
-        found.setdefault(tuple(sorted((suit, low, tuple(cards)) for suit, low, cards, _, _ in chosen)), None)
+        natural = sorted((suit, low, tuple(cards)) for suit, low, cards, _, _ in chosen)
+        if by_multiset or (twos and any(low <= 2 and suit >= 0 and twos >> suit & 1 for suit, low, _ in natural)):
+            key = _multiset_key(natural)
+            if key in search.seen:
+                return
+            search.seen.add(key)
+        found.setdefault(tuple(natural), None)
         return
     pool = [counts[c] for c in _WILD_ORDER]
     melds: list[TableMeld] = []
@@ -700,6 +838,8 @@ def _finish_minimal(counts: list[int], chosen: list[tuple[int, int, list[Card], 
     for suit, low, cards, w, only in sorted(chosen, key=_jokers_first) if jokers_only else chosen:
         if w == 0:
             melds.append((suit, low, tuple(cards)))
+            if twos and low <= 2 and suit >= 0 and twos >> suit & 1:
+                by_multiset = True
             continue
         wilds = _take_wilds(pool, w, only)
         if wilds is None:
@@ -707,10 +847,44 @@ def _finish_minimal(counts: list[int], chosen: list[tuple[int, int, list[Card], 
         if suit < 0:
             melds.append((suit, low, (*cards, *wilds)))
         else:
+            if twos >> suit & 1 and not by_multiset and (
+                    suit * 13 + 1 in cards if low <= 2 else
+                    (low <= len(cards) + 1 or low + len(cards) == 15) and suit * 13 + 1 in wilds
+                    and _may_hold_twice(low, cards)):
+                by_multiset = True
             it = iter(wilds)
-            melds.append((suit, low, tuple(c if c >= 0 else next(it) for c in cards)))
+            run = tuple(c if c >= 0 else next(it) for c in cards)
+            if low == 2 and len(run) == MAX_RUN:  # 2-A holds the cards of A-K: read as A-K, as read_run does
+                melds.append((suit, 1, (run[-1], *run[:-1])))
+            else:
+                melds.append((suit, low, run))
     melds.sort()
+    if by_multiset:
+        # a run holding its own suit's 2 (natural in place 2, or wild) may hold the same cards as a run
+        # placed otherwise (3C 4C 2C 2C as 3-6, 2C 3C 4C 2C as 2-5): one entry per multiset of melds
+        key = _multiset_key(melds)
+        if key in search.seen:
+            return
+        search.seen.add(key)
     found.setdefault(tuple(melds), None)
+
+
+def _may_hold_twice(low: int, slots: list[Card]) -> bool:
+    """Whether a run from place ``low`` (3 or more) with these natural ``slots`` (-1: a wild's place),
+    holding its suit's 2 as a wild, could be placed over place 2 instead (its natural cards all within
+    3..size+1, or an ace high), where the same cards hold that 2 as a natural card."""
+    size = len(slots)
+    if low + size - 1 == 14:
+        return True
+    last = size - 1
+    while slots[last] < 0:
+        last -= 1
+    return low + last <= size + 1
+
+
+def _multiset_key(melds: Iterable[TableMeld]) -> tuple[tuple[bool, tuple[Card, ...]], ...]:
+    """A way as a multiset of melds, each the multiset of its cards (what *distinct* means)."""
+    return tuple(sorted((m[0] < 0, tuple(sorted(m[2]))) for m in melds))
 
 
 def _jokers_first(m: tuple[int, int, list[Card], int, bool]) -> bool:
@@ -721,10 +895,18 @@ def exact_go_downs(hand: Sequence[Card], limit: str, cap: int, keep_out: Card | 
     """Distinct ways to lay down all of ``hand`` but one card as one set (3+) and two runs (4+): hand 7
     (R2, R8). ``keep_out``: a card that may not be the one left (it could not be discarded, C3).
 
-    Distinct as in :func:`minimal_go_downs`, and canonical in the same way: a run's extra wilds extend it
-    upwards first, two runs of one suit split their single cards at a rank (the lower cards in one run)
-    and take one of each duplicate, and 2s are wild except in a set of 2s or in their own place in a run
-    that already spans it. A client may still send any other legal arrangement.
+    Every card left, split and share of the wilds is tried, so whenever some legal arrangement exists one
+    is listed (tests check this against a brute force). A way is the card left, the natural cards of each
+    meld (the *split*) and how many wilds each meld takes. Distinct as in
+    :func:`minimal_go_downs`, and canonical: a run's wilds beyond its gaps extend it upwards first (then
+    downwards), except that a run takes its own suit's 2 as a natural card in place 2 whenever it holds
+    that 2 and can reach place 2 (extending downwards to it); wilds are taken jokers first, then 2s by
+    suit (a set of 2s takes jokers as its wilds). Two runs of one suit take one each of a card held twice
+    and may split the single cards in any way (interleaved too), with wilds in the places each lacks.
+
+    Order, and the cap: the ways are found by set rank, then card left, then split; the first way found
+    for each split comes first (in that order), then the other ways (other wild counts per meld) in the
+    order found, at most ``cap`` in all.
     """
     # quick reject: a suit whose natural cards are of 3+ ranks cannot be emptied by the set (one rank) and
     # the card left over (one card), so it needs a run: more than two such suits, no way
@@ -738,8 +920,7 @@ def exact_go_downs(hand: Sequence[Card], limit: str, cap: int, keep_out: Card | 
             per_suit[c // 13] += 1
     if sum(1 for m in ranks_in_suit if m.bit_count() >= 3) > 2:
         return []
-    found: dict[GoDown, None] = {}
-    budget = [NODE_BUDGET]
+    ways = _Ways(cap)
     distinct = sorted(set(hand))
     present = ranks_in_suit[0] | ranks_in_suit[1] | ranks_in_suit[2] | ranks_in_suit[3]
     if counts[1] or counts[14] or counts[27] or counts[40]:
@@ -759,171 +940,248 @@ def exact_go_downs(hand: Sequence[Card], limit: str, cap: int, keep_out: Card | 
         else:
             lefts = distinct
         for left in lefts:
-            if left == keep_out or len(found) >= cap or budget[0] <= 0:
+            if left == keep_out or ways.full():
                 continue
             counts[left] -= 1
             if counts[rank_cards[0]] or counts[rank_cards[1]] or counts[rank_cards[2]] or counts[rank_cards[3]]:
-                _exact_for_rank(counts, rank, limit, cap, found, budget)
+                _exact_for_rank(counts, rank, limit, ways)
             counts[left] += 1
-    return list(found)
+    return ways.listing()
 
 
-def _exact_for_rank(counts: list[int], rank: int, limit: str, cap: int, found: dict[GoDown, None],
-                    budget: list[int]) -> None:
-    budget[0] -= 1
-    suit_cards = [[c for c in range(s * 13, s * 13 + 13) if c % 13 != 1 and counts[c]] for s in range(4)]
-    rank_cards = [c for c in ((1, 14, 27, 40) if rank == 2 else (rank - 1, rank + 12, rank + 25, rank + 38))
-                  if counts[c]]
-    # how many copies of each rank card go to the runs instead of the set (0..2 each)
+class _Ways:
+    """The ways found for hand 7: the first of each split, then the others (see :func:`exact_go_downs`)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.firsts: dict[GoDown, None] = {}
+        self.others: dict[GoDown, None] = {}
+        self.seen: set[tuple[tuple[bool, tuple[Card, ...]], ...]] = set()
+
+    def full(self) -> bool:
+        return len(self.firsts) >= self.cap
+
+    def add(self, way: GoDown, first: bool) -> None:
+        if way in self.firsts or way in self.others:
+            return
+        if not first and len(self.others) >= self.cap:
+            return
+        key = _multiset_key(way)  # (an ace low or high, a 2 natural or wild: the same cards placed otherwise)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        (self.firsts if first else self.others)[way] = None
+
+    def listing(self) -> list[GoDown]:
+        out = list(self.firsts)[:self.cap]
+        return out + list(self.others)[:self.cap - len(out)]
+
+
+def _exact_for_rank(counts: list[int], rank: int, limit: str, ways: _Ways) -> None:
+    # how many copies of each card of the rank the set takes; the rest go to the runs (at most one copy
+    # per run), or for 2s to the wild pool
     choices: list[list[tuple[Card, int]]] = [[]]
-    for c in rank_cards:
-        top = min(counts[c], 2)
-        choices = [[*ch, (c, k)] for ch in choices for k in range(top + 1)]
+    for c in _RANK_CARDS[rank]:
+        n = counts[c]
+        if n:
+            least = 0 if rank == 2 else max(0, n - 2)
+            choices = [[*ch, (c, k)] for ch in choices for k in range(least, n + 1)]
+    jokers = counts[JOKER]
+    # the natural cards of other ranks (not 2s) go to the runs, by suit
+    others: list[list[Card]] = []
+    for s in range(4):
+        cs: list[Card] = []
+        for c in range(s * 13, s * 13 + 13):
+            if counts[c] and c % 13 != 1 and c % 13 + 1 != rank:
+                cs.extend([c] * counts[c])
+        others.append(cs)
+    if (others[0] != []) + (others[1] != []) + (others[2] != []) + (others[3] != []) > 2:
+        return
     for split in choices:
-        to_runs = {c: k for c, k in split if k}
-        set_nat = [c for c, k in split for _ in range(counts[c] - k)]
+        set_nat = sorted(c for c, k in split for _ in range(k))
         if not set_nat:
             continue
-        run_cards: dict[int, list[Card]] = {}
+        in_set = dict(split)
+        suit_cards: dict[int, tuple[Card, ...]] = {}
         for s in range(4):
-            cs: list[Card] = []
-            for c in suit_cards[s]:
-                k = to_runs.get(c, 0) if c % 13 + 1 == rank else counts[c]
-                cs.extend([c] * k)
-            if rank == 2 and to_runs.get(s * 13 + 1):
-                cs.append(s * 13 + 1)  # a 2 sent to the runs: natural in place 2 only
+            cs = others[s]
+            if rank != 2:
+                c = rank - 1 + 13 * s
+                k = counts[c] - in_set.get(c, 0)
+                if k:
+                    cs = sorted([*cs, *[c] * k])
             if cs:
-                run_cards[s] = cs
-        if len(run_cards) > 2 or not run_cards:
+                suit_cards[s] = tuple(cs)
+        if len(suit_cards) > 2:
             continue
-        for r1, r2 in _run_pairs(run_cards):
-            _place_exact(r1, r2, rank, set_nat, counts, limit, found)
-            if len(found) >= cap:
+        twos = [counts[t] - in_set.get(t, 0) for t in _TWOS]
+        wild_n = jokers + sum(twos)
+        suits = sorted(suit_cards)
+        pairs: list[tuple[tuple[int, tuple[int, ...]], tuple[int, tuple[int, ...]], tuple[int, ...]]] = []
+        if len(suits) == 2:
+            s1, s2 = suits
+            for p1 in _one_run_positions(suit_cards[s1]):
+                for p2 in _one_run_positions(suit_cards[s2]):
+                    pairs.append(((s1, p1), (s2, p2), ()))
+        elif len(suits) == 1:
+            s = suits[0]
+            for pa, pb in _two_run_splits(suit_cards[s], wild_n):
+                pairs.append(((s, pa), (s, pb), ()))
+            # or one run of the suit and one whose only natural card is a 2 in its own place
+            for p in _one_run_positions(suit_cards[s]):
+                for t in range(4):
+                    if twos[t]:
+                        pairs.append(((s, p), (t, (2,)), (t,)))
+        else:
+            for t1 in range(4):
+                for t2 in range(t1, 4):
+                    if twos[t1] and twos[t2] and (t1 != t2 or twos[t1] >= 2):
+                        pairs.append(((t1, (2,)), (t2, (2,)), (t1, t2)))
+        for r1, r2, own_only in pairs:
+            tw = twos
+            if own_only:
+                tw = twos[:]
+                for t in own_only:
+                    tw[t] -= 1
+            _place_exact(r1, r2, tw, jokers, rank, set_nat, limit, ways)
+            if ways.full():
                 return
 
 
-def _run_pairs(run_cards: dict[int, list[Card]]) -> list[tuple[tuple[int, list[int]], tuple[int, list[int]]]]:
-    """Ways to split the run cards into two runs: ``(suit, sorted positions)`` each."""
-    out = []
-    suits = sorted(run_cards)
-    if len(suits) == 2:
-        a, b = run_cards[suits[0]], run_cards[suits[1]]
-        for pa in _position_sets(a):
-            for pb in _position_sets(b):
-                out.append(((suits[0], pa), (suits[1], pb)))
-        return out
-    s = suits[0]
-    cards = sorted(run_cards[s])
-    dup = sorted({c for c in cards if cards.count(c) == 2})
-    if any(cards.count(c) > 2 for c in cards):
-        return []
-    singles = [c for c in sorted(set(cards)) if c not in dup]
-    seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
-    has_ace = any(c % 13 == 0 for c in singles)
-    for ace_high in (False, True) if has_ace else (False,):
-        # the lower cards in one run, the higher in the other; an ace sorts low or high
-        order = sorted(singles, key=_position_ace_high if ace_high else _position_ace_low)
-        for cut in range(len(order) + 1):
-            one = dup + order[:cut]
-            two = dup + order[cut:]
-            if not one or not two:
-                continue
-            for p1 in _position_sets(one):
-                for p2 in _position_sets(two):
-                    key = (tuple(p1), tuple(p2)) if p1 <= p2 else (tuple(p2), tuple(p1))
-                    if key not in seen:
-                        seen.add(key)
-                        out.append(((s, list(key[0])), (s, list(key[1]))))
-    return out
+_TWOS = (1, 14, 27, 40)
 
 
-def _position_ace_high(c: Card) -> int:
-    return 14 if c % 13 == 0 else c % 13 + 1
-
-
-def _position_ace_low(c: Card) -> int:
-    return c % 13 + 1
-
-
-def _position_sets(cards: list[Card]) -> list[list[int]]:
-    """Sorted run positions of distinct ``cards`` of one suit (an ace low, or high), if it can be one run."""
+@_cached
+def _one_run_positions(cards: tuple[Card, ...]) -> tuple[tuple[int, ...], ...]:
+    """Sorted run positions of the natural ``cards`` of one suit (an ace low, or high) as one run."""
     if len(set(cards)) != len(cards):
-        return []
+        return ()
     base = [c % 13 + 1 for c in cards if c % 13 != 0]
-    aces = len(cards) - len(base)
-    outs = []
-    for high in ((False, True) if aces else (False,)):
-        pos = sorted([*base, *([14] * aces if high else [1] * aces)])
-        if pos[-1] - pos[0] + 1 <= MAX_RUN:
-            outs.append(pos)
-    return outs
+    options = [base] if len(base) == len(cards) else [[1, *base], [*base, 14]]
+    return tuple(tuple(sorted(pos)) for pos in options if max(pos) - min(pos) < MAX_RUN)
 
 
-def _place_exact(r1: tuple[int, list[int]], r2: tuple[int, list[int]], rank: int, set_nat: list[Card],
-                 counts: list[int], limit: str, found: dict[GoDown, None]) -> None:
-    rest = counts[:]
-    for c in set_nat:
-        rest[c] -= 1
-    # the run naturals leave the pool too
-    for suit, pos in (r1, r2):
-        for p in pos:
-            rest[position_card(suit, p)] -= 1
-    wild_cards: list[Card] = []
-    for c in (JOKER, 1, 14, 27, 40):
-        if rank == 2 and c != JOKER:
-            continue
-        wild_cards.extend([c] * rest[c])
-    leftovers = sum(rest) - len(wild_cards)
-    if leftovers != 0:
+@_cached
+def _two_run_splits(cards: tuple[Card, ...], wilds: int) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+    """The ways to split the natural ``cards`` of one suit (no 2s, sorted) between two runs, as sorted
+    position tuples (the smaller pair first): a card held twice goes to both runs, a single card to
+    either (an ace low or high), as long as the places the two runs lack need at most ``wilds`` wilds."""
+    if any(cards.count(c) > 2 for c in cards):
+        return ()
+    out: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
+    ace_held = sum(1 for c in cards if c % 13 == 0)
+    # events in place order: (position, who) with who 0 = either run, 1 = the first, 2 = the second, 3 = both
+    base = [(c % 13 + 1, 3 if cards.count(c) == 2 else 0) for c in sorted(set(cards)) if c % 13 != 0]
+    if ace_held == 0:
+        ace_options: list[list[tuple[int, int]]] = [[]]
+    elif ace_held == 1:
+        ace_options = [[(1, 0)], [(14, 0)]]
+    else:
+        ace_options = [[(1, 3)], [(14, 3)], [(1, 1), (14, 2)], [(1, 2), (14, 1)]]
+    for aces in ace_options:
+        events = sorted(base + aces)
+        _split_events(events, 0, [], [], wilds, out)
+    return tuple(sorted(out))
+
+
+def _split_events(events: list[tuple[int, int]], i: int, a: list[int], b: list[int], wilds: int,
+                  out: set[tuple[tuple[int, ...], tuple[int, ...]]]) -> None:
+    if i == len(events):
+        if a and b and (max(4, a[-1] - a[0] + 1) - len(a)) + (max(4, b[-1] - b[0] + 1) - len(b)) <= wilds:
+            ta, tb = tuple(a), tuple(b)
+            out.add((ta, tb) if ta <= tb else (tb, ta))
         return
-    w = len(wild_cards)
-    gaps = []
-    caps = []
-    for _suit, pos in (r1, r2):
-        span = pos[-1] - pos[0] + 1
-        gaps.append(span - len(pos))
-        caps.append(min(MAX_RUN - span, (pos[0] - 1) + (14 - pos[-1])))
-    extra = w - gaps[0] - gaps[1]
-    if extra < 0:
-        return
-    for e1 in range(0, min(extra, caps[0]) + 1):
-        for e2 in range(0, min(extra - e1, caps[1]) + 1):
-            ws = extra - e1 - e2
-            if len(set_nat) + ws < 3 or not limit_ok(len(set_nat), ws, limit):
+    pos, who = events[i]
+    for into_a, into_b in ((True, True),) if who == 3 else ((True, False),) if who == 1 else \
+            ((False, True),) if who == 2 else ((True, False), (False, True)):
+        na = [*a, pos] if into_a else a
+        nb = [*b, pos] if into_b else b
+        gaps = 0
+        if na:
+            if na[-1] - na[0] >= MAX_RUN:
                 continue
-            n1 = len(r1[1])
-            n2 = len(r2[1])
-            if n1 + gaps[0] + e1 < 4 or n2 + gaps[1] + e2 < 4:
+            gaps += na[-1] - na[0] + 1 - len(na)
+        if nb:
+            if nb[-1] - nb[0] >= MAX_RUN:
                 continue
-            pool = list(wild_cards)
-            melds = []
-            for (suit, pos), g, e in ((r1, gaps[0], e1), (r2, gaps[1], e2)):
-                meld = _build_run(suit, pos, g, e, pool)
-                nat, wild = meld_counts(meld)
-                if not limit_ok(nat, wild, limit):
-                    break
-                melds.append(meld)
-            else:
-                melds.append((-1, rank, (*sorted(set_nat), *pool)))
-                found.setdefault(tuple(sorted(melds)), None)
+            gaps += nb[-1] - nb[0] + 1 - len(nb)
+        if gaps <= wilds:
+            _split_events(events, i + 1, na, nb, wilds, out)
 
 
-def _build_run(suit: int, pos: list[int], gaps: int, extra: int, pool: list[Card]) -> TableMeld:
-    """The run of ``suit`` over ``pos`` with its gaps and ``extra`` wilds (upwards first) from ``pool``."""
+def _reaches_two(pos: tuple[int, ...], size: int) -> bool:
+    """Whether a run of ``size`` places over natural places ``pos`` can hold place 2 (where its suit's 2
+    is natural); never when place 2 already holds a natural card."""
+    return pos[0] != 2 and (pos[0] == 1 or size >= pos[-1] - 1)
+
+
+def _place_exact(r1: tuple[int, tuple[int, ...]], r2: tuple[int, tuple[int, ...]], twos: list[int], jokers: int,
+                 rank: int, set_nat: list[Card], limit: str, ways: _Ways) -> None:
+    """Every way to add the wild pool (``jokers`` and ``twos`` by suit) to the two runs and the set."""
+    (s1, p1), (s2, p2) = r1, r2
+    n_set = len(set_nat)
+    n1, n2 = len(p1), len(p2)
+    wild_n = jokers + sum(twos)
+    split_seen: set[tuple[int, int]] = set()
+    for size1 in range(max(4, p1[-1] - p1[0] + 1), MAX_RUN + 1):
+        w1 = size1 - n1
+        if w1 > wild_n:
+            break
+        for size2 in range(max(4, p2[-1] - p2[0] + 1), MAX_RUN + 1):
+            w2 = size2 - n2
+            ws = wild_n - w1 - w2
+            if ws < 0:
+                break
+            if n_set + ws < 3 or not limit_ok(n_set, ws, limit) or (rank == 2 and ws > jokers):
+                continue
+            # a run that can reach place 2 takes its suit's 2 as a natural card
+            can1 = twos[s1] > 0 and _reaches_two(p1, size1)
+            can2 = twos[s2] > 0 and _reaches_two(p2, size2)
+            # (one 2 that either run of its suit could take: each in turn)
+            owns: tuple[tuple[int, int], ...] = ((1, 0), (0, 1)) if s1 == s2 and can1 and can2 and twos[s1] == 1 \
+                else ((int(can1), int(can2)),)
+            for own1, own2 in owns:
+                if not (limit_ok(n1 + own1, w1 - own1, limit) and limit_ok(n2 + own2, w2 - own2, limit)):
+                    continue
+                first = (own1, own2) not in split_seen  # (a 2 natural in a run is another split)
+                split_seen.add((own1, own2))
+                pool = [jokers, *twos]
+                set_wilds: list[Card] | None = []
+                if rank == 2:
+                    set_wilds = _take_wilds(pool, ws, True)
+                if own1:
+                    pool[1 + s1] -= 1
+                if own2:
+                    pool[1 + s2] -= 1
+                wilds1 = _take_wilds(pool, w1 - own1)
+                wilds2 = _take_wilds(pool, w2 - own2)
+                if rank != 2:
+                    set_wilds = _take_wilds(pool, ws)
+                assert wilds1 is not None and wilds2 is not None and set_wilds is not None
+                melds = sorted((_place_run(s1, p1, size1, own1, wilds1), _place_run(s2, p2, size2, own2, wilds2),
+                                (-1, rank, (*set_nat, *set_wilds))))
+                ways.add(tuple(melds), first)
+
+
+def _place_run(suit: int, pos: tuple[int, ...], size: int, own_two: int, wilds: list[Card]) -> TableMeld:
+    """The canonical run of ``suit`` over natural places ``pos``: ``size`` places, its 2 in place 2 if
+    ``own_two``, otherwise extended upwards first; the ``wilds`` fill the other places low to high."""
     lo, hi = pos[0], pos[-1]
-    up = min(extra, 14 - hi)
-    hi += up
-    lo -= extra - up
+    if own_two:
+        low = min(2, lo)
+    else:
+        extra = size - (hi - lo + 1)
+        low = lo - (extra - min(extra, 14 - hi))
     have = set(pos)
-    cards: list[Card] = []
-    for p in range(lo, hi + 1):
+    it = iter(wilds)
+    cards = []
+    for p in range(low, low + size):
         if p in have:
             cards.append(position_card(suit, p))
+        elif own_two and p == 2:
+            cards.append(suit * 13 + 1)
         else:
-            own_two = suit * 13 + 1
-            if p == 2 and own_two in pool:
-                pool.remove(own_two)
-                cards.append(own_two)
-            else:
-                cards.append(pool.pop(0))
-    return suit, lo, tuple(cards)
+            cards.append(next(it))
+    if size == MAX_RUN and low == 2:  # 2-A holds the cards of A-K: read as A-K, as read_run does
+        return suit, 1, (cards[-1], *cards[:-1])
+    return suit, low, tuple(cards)

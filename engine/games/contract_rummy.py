@@ -56,16 +56,36 @@ Readings of the rules, written down where the text leaves a choice:
 * ``turns_in_round`` counts completed turns (ended by a discard); C7 ends the round at
   ``max_turns_per_round``.
 
-What ``legal_moves`` lists for going down (the validator accepts every legal arrangement, listed or not):
-for hands 1-6, the distinct ways to meet the contract with melds of exactly the contract sizes in which no
-wild stands where a natural card left in the hand could stand instead (a set takes every natural of its
-rank unless another set of that rank, or a run, takes the rest; a run takes every natural it covers
-unless the next run of its suit takes it), at most :data:`MAX_LISTED_GO_DOWNS`; for hand 7, the distinct
-ways to lay down all but one card. *Distinct*: as a multiset of melds, each the multiset of its cards;
-wild placements within a run and the choice among interchangeable wild cards are collapsed to one
-canonical form (jokers before 2s; a run's extra wilds extend it upwards first). Longer contract melds
-(``at_least``) and other wild choices are for the client to send. See :mod:`engine.contracts` for the
-searches and their limits.
+What ``legal_moves`` lists for going down (the validator accepts every legal arrangement, listed or not).
+The list is meant to hold a ``go_down`` whenever some legal arrangement exists (so that a client, or an AI
+that plays only listed moves, can always go down); ``tests/test_contract_rummy_go_down.py`` checks this
+against a brute-force search for every contract and option. It holds at most :data:`MAX_LISTED_GO_DOWNS`
+moves, no two of the same cards: *distinct* is as a multiset of melds, each the multiset of its cards.
+
+* Hands 1-6: the ways to meet the contract with melds of exactly the contract sizes in which no wild stands
+  where a natural card left in the hand could stand instead (a set takes every natural of its rank unless
+  another set of that rank, or a run, takes the rest; a run takes every natural it covers unless the next
+  run of its suit takes it). With ``contract_meld_size: at_least`` and ``wild_limit``
+  not_more_than_naturals or fewer_than_naturals, also the ways with a run longer than the contract's that
+  is *minimal*: no run of at least the contract size inside it meets the wild limit with its natural cards
+  (5H-JK-7H-2C-9H under fewer_than_naturals, where every four places hold two wilds); such ways always
+  leave a card to discard. Order: the ways with runs of the contract size (fewest wilds first, roughly),
+  then those with a longer run; when both kinds together are more than the cap, the longer ones keep
+  ``MAX_LISTED_GO_DOWNS // 4`` places (all of them if they are fewer). With ``contract_meld_size: exact``
+  only melds of exactly 3 / 4 / 7 cards are listed, as only those are legal.
+* Hand 7: the ways to lay down all but one card as a set and two runs of any lengths: for each card that
+  may be left (C3), each split of the natural cards among the melds — two runs of one suit take one each of
+  a card held twice and may share the single cards out in any way, at a rank (3-6D / 7-JD) or crossing
+  (3-4-5-JK-7D / 6-JK-8-9D) — and each share of the wilds among the melds. Order: by the set's rank, the
+  card left and the split; the first way found for each split comes first, then the other ways (other
+  wild counts per meld), so that the cap cuts off wild shares before it cuts off a split.
+* Wilds, in every hand: where a run's wilds sit and which wild cards are used are collapsed to one
+  canonical form: jokers before 2s (2s by suit; a set of 2s takes jokers as its wilds, the other 2s
+  may be wilds in the runs), a run's extra wilds extend it upwards first, and a run whose places include
+  its suit's 2 holds that 2 there, as a natural card (in hand 7 a run extends downwards to reach it).
+
+Other arrangements (longer melds where the contract sizes do, other wild choices) are for the client to
+send. See :mod:`engine.contracts` for the searches and their limits.
 
 Listed moves are shared, read-only dicts (go-downs are cached per hand, lay-offs per meld): copy one
 before changing it.
@@ -399,7 +419,8 @@ class ContractRummy(Game):
             keep_out = None
             if s.round == 7 and not opts["allow_rediscard"]:
                 keep_out = s.taken
-            moves.extend(_go_down_moves(tuple(hand), s.round, opts["wild_limit"], keep_out))
+            moves.extend(_go_down_moves(tuple(hand), s.round, opts["wild_limit"], keep_out,
+                                        opts["contract_meld_size"] == "exact"))
         elif not s.went_down_now and s.meld_cards:
             moves.extend(self._lay_off_moves(s, hand))
         forbidden = self._forbidden_discard(s, hand)
@@ -1019,13 +1040,16 @@ def _meld_spec(meld: TableMeld) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=4096)
-def _go_down_moves(hand: tuple[Card, ...], hand_no: int, limit: str, keep_out: Card | None) -> tuple[Move, ...]:
-    """The listed go_down moves of ``hand`` (see the module docstring for what is listed)."""
+def _go_down_moves(hand: tuple[Card, ...], hand_no: int, limit: str, keep_out: Card | None,
+                   exact: bool = False) -> tuple[Move, ...]:
+    """The listed go_down moves of ``hand`` (see the module docstring for what is listed); ``exact``:
+    the ``contract_meld_size`` option is ``exact`` (no run longer than the contract's in hands 1-6)."""
     sets, runs, run_size, _ = CONTRACTS[hand_no]
     if hand_no == 7:
         found = contracts.exact_go_downs(hand, limit, MAX_LISTED_GO_DOWNS, keep_out)
     else:
-        found = contracts.minimal_go_downs(hand, sets, runs, SET_SIZE, run_size, limit, MAX_LISTED_GO_DOWNS)
+        found = contracts.minimal_go_downs(hand, sets, runs, SET_SIZE, run_size, limit, MAX_LISTED_GO_DOWNS,
+                                           longer=not exact)
     return tuple(_go_down_json(g) for g in found)
 
 
