@@ -120,8 +120,7 @@ def _less_than_three(hand: list[Card], round_no: int | None, opts: dict[str, Any
 
 
 def _contract_rummy(hand: list[Card], round_no: int | None, opts: dict[str, Any]) -> dict[str, Any]:
-    from engine import contracts
-    from engine.games.contract_rummy import CONTRACTS, MAX_LISTED_GO_DOWNS, SET_SIZE, card_points, contract_text
+    from engine.games.contract_rummy import CONTRACTS, card_points, contract_text, listed_go_downs
 
     hand_no = 1 if round_no is None else round_no
     if hand_no not in CONTRACTS:
@@ -130,22 +129,8 @@ def _contract_rummy(hand: list[Card], round_no: int | None, opts: dict[str, Any]
     if len(hand) > MAX_RUMMY_HAND:
         raise ApiError("invalid_hand", f"a hand of {len(hand)} cards is longer than any Contract rummy hand",
                        errors={"hand": [f"at most {MAX_RUMMY_HAND} cards"]})
-    sets, runs, run_size, _ = CONTRACTS[hand_no]
-    limit = opts.get("wild_limit", "at_least_one_natural")
-    if hand_no == 7:
-        found = contracts.exact_go_downs(hand, limit, MAX_LISTED_GO_DOWNS)
-    else:
-        found = contracts.minimal_go_downs(hand, sets, runs, SET_SIZE, run_size, limit, MAX_LISTED_GO_DOWNS)
-    ways = []
-    for way in found:
-        melds = []
-        for meld in way:
-            suit, _, cards = meld
-            entry: dict[str, Any] = {"kind": "set" if suit < 0 else "run", "cards": [CARD_NAMES[c] for c in cards]}
-            if suit >= 0:
-                entry["stands_for"] = [CARD_NAMES[c] for c in contracts.stands_for(meld)]
-            melds.append(entry)
-        ways.append(melds)
+    # the same ways legal_moves lists (one code path: the contract_meld_size option is honoured here too)
+    ways = [[dict(m) for m in move["melds"]] for move in listed_go_downs(hand, hand_no, opts)]
     return {
         "round": hand_no,
         "contract": contract_text(hand_no),

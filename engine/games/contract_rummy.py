@@ -1039,6 +1039,14 @@ def _meld_spec(meld: TableMeld) -> dict[str, Any]:
             "stands_for": [CARD_NAMES[contracts.position_card(suit, p)] for p in range(low, low + len(cards))]}
 
 
+def listed_go_downs(hand: Sequence[Card], hand_no: int, options: Mapping[str, Any]) -> tuple[Move, ...]:
+    """The go_down moves ``legal_moves`` lists for ``hand`` in hand ``hand_no`` under ``options`` (the
+    ``wild_limit`` and ``contract_meld_size`` options; defaults for the others), with no card kept out."""
+    limit = options.get("wild_limit", "at_least_one_natural")
+    exact = options.get("contract_meld_size", "at_least") == "exact"
+    return _go_down_moves(tuple(sorted(hand)), hand_no, limit, None, exact)
+
+
 @lru_cache(maxsize=4096)
 def _go_down_moves(hand: tuple[Card, ...], hand_no: int, limit: str, keep_out: Card | None,
                    exact: bool = False) -> tuple[Move, ...]:
