@@ -38,7 +38,9 @@ class Gunicorn:
                                      stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 30
         while self.log_path.read_text().count("accepting connections") < workers or not self._ready():
-            assert self.proc.poll() is None and time.monotonic() < deadline, "gunicorn did not come up"
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"gunicorn did not come up:\n{self.log_path.read_text()}")
             time.sleep(0.1)
 
     def _ready(self) -> bool:
