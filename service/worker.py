@@ -192,16 +192,24 @@ class ConnectionThreads(base.Worker):
             except OSError as exc:
                 if exc.errno in (errno.ECONNABORTED, errno.EINTR, errno.EAGAIN, errno.EWOULDBLOCK):
                     continue
-                if not self.alive:
-                    return
-                raise
+                if self.alive:  # (out of file descriptors...): a fresh worker will take over
+                    self.log.exception("Cannot accept connections: stopping %s", self)
+                    self.alive = False
+                return
             client.setblocking(True)
             util.close_on_exec(client)
             self._count(+1)
             # (a connection taken while the worker stops is served too: its answer says Connection: close).
             # _thread, not threading.Thread: start() would wait for the new thread to run, and under load the
             # GIL may take a while to come round; meanwhile the other workers would take every connection
-            _thread.start_new_thread(self.serve, (server, client, addr))
+            try:
+                _thread.start_new_thread(self.serve, (server, client, addr))
+            except RuntimeError:  # no more threads: this one is refused, and a fresh worker takes over
+                self.log.exception("Cannot start a thread: stopping %s", self)
+                util.close(client)
+                self._count(-1)
+                self.alive = False
+                return
 
     def _fewer_elsewhere(self) -> int | None:
         """The connections of the worker that holds the fewest, if that is fewer than this worker's."""
