@@ -195,6 +195,18 @@ def test_legal_moves_follow_the_seat_and_the_version(client: Any) -> None:
     assert after["version"] == 1 and after["moves"] and all(mv["type"] != "draw" for mv in after["moves"])
 
 
+def test_moves_work_after_redis_forgets_its_scripts(client: Any, app: Any) -> None:
+    m = create(client, TT, 2, seed=6)
+    mid, seat = m["match_id"], m["view"]["to_move"]
+    token = m["seats"][seat]["token"]
+    app.extensions["cardtable"].store.client.script_flush()  # as after a restart of Redis
+    r = client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
+                    json={"move": {"type": "draw", "source": "stock"}, "expected_version": 0})
+    assert r.status_code == 200 and r.get_json()["version"] == 1
+    app.extensions["cardtable"].store.client.script_flush()
+    assert client.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(token)).get_json()["version"] == 1
+
+
 def test_rejected_moves_change_nothing(client: Any, app: Any) -> None:
     m = create(client, TT, 2, seed=2)
     mid, (t0, t1) = m["match_id"], [s["token"] for s in m["seats"]]
