@@ -93,14 +93,28 @@ def _register_optional(app: Flask) -> None:
     app.register_blueprint(module.bp)
 
 
+def limiter_storage(url: str, client: Any, cfg: Config) -> tuple[str, dict[str, Any]]:
+    """The rate limiter's storage URI and options for the store at ``url`` (whose client is ``client``).
+
+    A single server or a Sentinel-managed primary: the store's own connection pool, which knows the password,
+    db, TLS and the sentinels (the limits package would read ``/mymaster/2`` as a service named "mymaster2",
+    and knows no ``rediss+sentinel``). A cluster: limits builds its own cluster client from the URL's node
+    (``rediss+cluster`` is ``redis+cluster`` with TLS on), with the store's timeouts.
+
+    Every answer names ``connection_pool``: Flask-Limiter merges each app's options into those of the apps
+    created before it in the process, and a pool left there by another app must not reach a cluster client."""
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() in ("redis+cluster", "rediss+cluster"):
+        return "redis+cluster://" + rest, {
+            "connection_pool": None, "ssl": scheme.lower().startswith("rediss"),
+            "socket_timeout": cfg.redis_socket_timeout, "socket_connect_timeout": cfg.redis_socket_timeout}
+    return "redis://", {"connection_pool": client.connection_pool}
+
+
 def _init_limiter(app: Flask, cfg: Config, url: str, client: Any) -> None:
-    scheme = url.split("://", 1)[0]
-    if scheme in ("redis", "rediss", "unix"):
-        # share the store's connection pool
-        app.config["RATELIMIT_STORAGE_URI"] = "redis://"
-        app.config["RATELIMIT_STORAGE_OPTIONS"] = {"connection_pool": client.connection_pool}
-    else:  # redis+sentinel:// and redis+cluster:// are understood by the limits package as they are
-        app.config["RATELIMIT_STORAGE_URI"] = url
+    uri, options = limiter_storage(url, client, cfg)
+    app.config["RATELIMIT_STORAGE_URI"] = uri
+    app.config["RATELIMIT_STORAGE_OPTIONS"] = options
     app.config["RATELIMIT_ENABLED"] = cfg.rate_limit_enabled
     app.config["RATELIMIT_HEADERS_ENABLED"] = True
     app.config["RATELIMIT_SWALLOW_ERRORS"] = True  # a Redis outage is reported by the store, not as a 500

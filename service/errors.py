@@ -16,6 +16,7 @@ from redis.exceptions import (
     BusyLoadingError,
     ClusterDownError,
     ReadOnlyError,
+    ResponseError,
     TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -221,3 +222,11 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
     def _unexpected(exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.path)
         return problem("internal_error", "an unexpected error occurred; it has been logged", 500)
+
+    @app.errorhandler(ResponseError)
+    def _response_error(exc: ResponseError) -> Response:
+        # NOREPLICAS (redis-py has no class for it): a primary with min-replicas-to-write refuses writes once
+        # its replicas are gone, as an old primary does during a Sentinel switchover: unavailable, not a bug
+        if "NOREPLICAS" in str(exc):
+            return _store_down(exc)
+        return _unexpected(exc)

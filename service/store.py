@@ -305,6 +305,10 @@ class RedisMatchStore:
     # -- operations --------------------------------------------------------------
 
     def ping(self) -> bool:
+        """Whether every server holding matches answers: on a cluster every primary (redis-py sends a
+        cluster's PING to one node only, which answers while another node's matches are unreachable)."""
+        if isinstance(self.client, redis.RedisCluster):
+            return bool(self.client.ping(target_nodes=redis.RedisCluster.PRIMARIES))
         return bool(self.client.ping())
 
     def stored_bytes(self, match_id: str) -> int:
