@@ -15,7 +15,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,21 +43,24 @@ def free_port() -> int:
 class RedisServer:
     """A redis-server process this test session owns (append-only file on: a clean stop and restart loses nothing)."""
 
-    def __init__(self, port: int | None = None, directory: str | None = None) -> None:
+    def __init__(self, port: int | None = None, directory: str | None = None, args: Sequence[str] = ()) -> None:
         self.port = port or free_port()
         self.dir = directory or tempfile.mkdtemp(prefix="cardtable-redis-")
+        self.args = list(args)  # more redis-server options (--replicaof, --cluster-enabled...)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def command(self) -> list[str]:
+        """The redis-server command line (a subclass may start a Sentinel instead)."""
+        return [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+                "--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--protected-mode", "no",
+                *self.args]
+
     def start(self) -> RedisServer:
-        self.proc = subprocess.Popen(
-            [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-             "--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--protected-mode", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        self.proc = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
         while True:
