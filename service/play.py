@@ -35,6 +35,7 @@ from engine.cards import parse_card
 from engine.errors import EngineError, InvalidStateError, NotYourTurnError, UnknownGameError
 from engine.game import Game, State
 from engine.registry import get_game
+from service import gate
 from service.config import Config
 from service.errors import ApiError
 from service.store import (
@@ -312,7 +313,8 @@ class Autoplayer:
             raise ApiError("ai_unavailable", f"the AI cannot be loaded: {exc}") from None
         started = time.perf_counter()
         try:
-            decision = choose_move(game, view, level=level, time_ms=time_ms, seed=seed)
+            with gate.outside():  # the search holds no admission slot: short requests pass it meanwhile
+                decision = choose_move(game, view, level=level, time_ms=time_ms, seed=seed)
         except Exception as exc:  # an AI bug is the AI being unavailable, not a 500 with a trace
             log.exception("the AI failed (%s, %s)", game.info.id, kind)
             raise ApiError("ai_unavailable", f"the AI failed to decide ({exc.__class__.__name__})") from None

@@ -16,6 +16,10 @@ latency of the connections it held. Here each worker waits in a blocking ``accep
 where the kernel wakes one waiter at a time, in turn; and each worker publishes its number of open connections
 in memory the master shares with its workers (:class:`Ledger`): one that holds more than another stays out of
 the turn for up to :data:`DEFER_SECONDS`, and stops waiting for a worker that took nothing meanwhile.
+
+Admission: once its body is read, a request runs the app only inside the worker's FIFO gate
+(:mod:`service.gate`), so that the many connection threads take turns in order instead of in whatever order
+the GIL happens to fall to them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 import errno
+import io
 import mmap
 import multiprocessing
 import os
@@ -40,12 +45,31 @@ from gunicorn import sock as gsock
 from gunicorn.http import wsgi
 from gunicorn.workers import base
 
+from service import gate as gate_module
+
 #: How long a worker that holds more connections than another leaves new connections to it (on a busy machine a
 #: woken process may wait several milliseconds for a core, and its acceptor longer for the GIL).
 DEFER_SECONDS = 0.2
 #: Workers the ledger can hold (more workers than this are not balanced against each other).
 SLOTS = 64
 _SLOT = struct.Struct("=qq")  # pid, open connections
+#: bodies up to this size are read before the app runs (the app's own limit: ``MAX_CONTENT_LENGTH``)
+MAX_BODY_READ_FIRST = 1 << 20
+#: the operators' probes answer at once, even while app requests queue at the gate (say, behind a Redis that
+#: hangs until its socket timeout)
+UNGATED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+def _read_body_first(environ: dict[str, Any]) -> None:
+    """Read a request body of a known, acceptable length before the app runs, so that a client slow to send
+    it holds up its own thread only, never a slot of the gate (a longer or chunked body is left to the app,
+    which refuses one over its limit without reading it)."""
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return
+    if 0 < length <= MAX_BODY_READ_FIRST:
+        environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read(length))
 
 
 class Ledger:
@@ -264,6 +288,20 @@ class ConnectionThreads(base.Worker):
             getattr(util, "close_graceful", util.close)(client)
             self._count(-1)
 
+    @contextlib.contextmanager
+    def _admitted(self, environ: dict[str, Any]) -> Any:
+        """Hold a slot of the worker's admission gate (:mod:`service.gate`) while the app runs and its answer is
+        written (the operators' probes pass without one)."""
+        gate = gate_module.GATE
+        if gate is None or environ.get("PATH_INFO") in UNGATED_PATHS:
+            yield
+            return
+        gate.acquire()
+        try:
+            yield
+        finally:
+            gate.release()
+
     def handle_request(self, server: Any, req: Any, client: socket.socket, addr: Any) -> bool:
         """Answer one request; whether the connection stays open for another."""
         environ: dict[str, Any] = {}
@@ -274,25 +312,27 @@ class ConnectionThreads(base.Worker):
             resp, environ = wsgi.create(req, client, addr, server, self.cfg)
             out = resp.sock = _OneSend(client)
             environ["wsgi.multithread"] = True
+            _read_body_first(environ)
             self.nr += 1
             if self.nr >= self.max_requests and self.alive:
                 self.log.info("Autorestarting worker after current request.")
                 self.alive = False
             if not self.alive or not self.cfg.keepalive:
                 resp.force_close()
-            respiter = self.wsgi(environ, resp.start_response)
-            try:
-                if isinstance(respiter, environ["wsgi.file_wrapper"]):
-                    resp.write_file(respiter)
-                else:
-                    for item in respiter:
-                        resp.write(item)
-                resp.close()
-                out.flush()  # a response without a body (HEAD, 204, 304) has only its head
-            finally:
-                self.log.access(resp, req, environ, datetime.now() - request_start)
-                if hasattr(respiter, "close"):
-                    respiter.close()
+            with self._admitted(environ):
+                respiter = self.wsgi(environ, resp.start_response)
+                try:
+                    if isinstance(respiter, environ["wsgi.file_wrapper"]):
+                        resp.write_file(respiter)
+                    else:
+                        for item in respiter:
+                            resp.write(item)
+                    resp.close()
+                    out.flush()  # a response without a body (HEAD, 204, 304) has only its head
+                finally:
+                    self.log.access(resp, req, environ, datetime.now() - request_start)
+                    if hasattr(respiter, "close"):
+                        respiter.close()
             return not resp.should_close()
         except OSError:
             raise

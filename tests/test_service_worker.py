@@ -199,3 +199,42 @@ def test_the_ledger_counts_connections_of_live_workers_only() -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_the_gate_holds_neither_slow_bodies_nor_ai_work(redis_server: RedisServer, tmp_path: Path) -> None:
+    """With one admission slot per worker, a client slow to send its body and a long AI hint still leave the
+    slot to the other connections (the body is read first; the search steps out of the gate)."""
+    server = Gunicorn(redis_server.url, tmp_path, 1, CARDTABLE_ACTIVE_REQUESTS="1")
+    try:
+        conn = server.connect()
+        body = json.dumps({"game": "three-thirteen", "players": [{}, {}], "seed": 5})
+        conn.request("POST", "/v1/matches", body=body, headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        created = json.loads(r.read())
+        assert r.status == 201, created
+        mid, token = created["match_id"], created["seats"][created["view"]["to_move"]]["token"]
+
+        head = (b"POST /v1/matches HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(body))
+        slow = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        slow.sendall(head + body.encode()[:10])  # the rest of the body comes later
+        time.sleep(0.3)
+        asked = time.monotonic()
+        assert server.get(server.connect(), "/v1/games")[0] == 200
+        assert time.monotonic() - asked < 1.0
+
+        hint_conn = server.connect()
+        hint_conn.request("GET", f"/v1/matches/{mid}/hint?level=5&time_ms=2500",
+                          headers={"Authorization": f"Bearer {token}"})
+        time.sleep(0.3)  # the search is under way
+        asked = time.monotonic()
+        assert server.get(server.connect(), "/v1/games")[0] == 200
+        assert time.monotonic() - asked < 1.0  # not 2.5 s behind the hint
+        hint = hint_conn.getresponse()
+        assert hint.status == 200 and "move" in json.loads(hint.read())
+
+        slow.sendall(body.encode()[10:])
+        assert slow.recv(64).startswith(b"HTTP/1.1 201 ")
+        slow.close()
+    finally:
+        assert server.stop() == 0, server.log_path.read_text()
