@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 CONNECTIONS = 32
+MOVES_PER_MATCH = 1000  # planned per match (a match that runs out of moves or ends drops out)
 
 
 def free_port() -> int:
@@ -89,15 +91,19 @@ def worker_pids(master: int, count: int, timeout: float = 30) -> list[int]:
 # -- the client (a separate process) --------------------------------------------------------------
 
 
-async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str, path: str,
-               body: Any = None, token: str | None = None) -> tuple[int, Any]:
+def request_bytes(method: str, path: str, body: Any = None, token: str | None = None) -> bytes:
     payload = b"" if body is None else json.dumps(body).encode()
     head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(payload)}\r\n"
     if body is not None:
         head += "Content-Type: application/json\r\n"
     if token:
         head += f"Authorization: Bearer {token}\r\n"
-    writer.write(head.encode() + b"\r\n" + payload)
+    return head.encode() + b"\r\n" + payload
+
+
+async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> tuple[int, bytes]:
+    """Send one request, read its answer: (status, body)."""
+    writer.write(request)
     raw = await reader.readuntil(b"\r\n\r\n")
     lines = raw.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
@@ -109,35 +115,51 @@ async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, metho
     return status, data
 
 
+async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str, path: str,
+               body: Any = None, token: str | None = None) -> tuple[int, Any]:
+    return await send(reader, writer, request_bytes(method, path, body, token))
+
+
 class Match:
-    """A live match the POST phase plays: the answer to each move tells the next one."""
+    """A live match the POST phase plays: its requests are worked out ahead, so the client parses nothing.
 
-    def __init__(self, created: dict[str, Any]) -> None:
+    The match is created with a known seed, so the client deals it locally with the same engine and plays
+    it forward (draw from the stock, discard the last card of the hand, every turn) to build each request
+    (seat token, ``expected_version``) in advance. A move the server refuses counts as an error and ends the
+    match for the benchmark."""
+
+    def __init__(self, created: dict[str, Any], seed: int, moves: int) -> None:
         self.id = created["match_id"]
-        self.tokens = [s["token"] for s in created["seats"]]
-        self.version = created["version"]
-        self.view = created["view"]
-        self.over = False
+        tokens = [s["token"] for s in created["seats"]]
+        self.requests = [request_bytes("POST", f"/v1/matches/{self.id}/moves", body, tokens[seat])
+                         for seat, body in planned_moves(seed, int(created["version"]), moves)]
+        self.at = 0
 
-    def next_request(self) -> tuple[str, dict[str, Any]]:
-        seat = self.view["to_move"]
-        view = self.view
-        if view["phase"] == "draw":
-            move = {"type": "draw", "source": "stock"}
+    @property
+    def over(self) -> bool:
+        return self.at >= len(self.requests)
+
+    def next_request(self) -> bytes:
+        return self.requests[self.at]
+
+
+def planned_moves(seed: int, version: int, count: int) -> list[tuple[int, dict[str, Any]]]:
+    """Up to ``count`` (seat, body) pairs of a 2-player Three Thirteen match dealt from ``seed``."""
+    from engine.registry import get_game
+
+    game = get_game("three-thirteen")
+    state = game.new_match(2, {}, seed=seed)
+    out: list[tuple[int, dict[str, Any]]] = []
+    while not state.is_over and len(out) < count:
+        seat = state.to_move
+        assert seat is not None
+        if state.phase == "draw":
+            move: dict[str, Any] = {"type": "draw", "source": "stock"}
         else:
-            move = {"type": "discard", "card": view["hand"][-1]}
-        return self.tokens[seat], {"move": move, "expected_version": self.version}
-
-    def update(self, answer: dict[str, Any], seat_token: str) -> None:
-        self.version = answer["version"]
-        view = answer["view"]
-        if view["to_move"] is None:
-            self.over = True
-            return
-        if view["to_move"] != view["seat"]:
-            # the other seat moves next: its phase is draw (we never leave a discard pending)
-            view = dict(view, phase="draw")
-        self.view = view
+            move = {"type": "discard", "card": game.observation(state, seat)["hand"][-1]}
+        out.append((seat, {"move": move, "expected_version": version + len(out)}))
+        state = game.apply(state, move, seat=seat)[0]
+    return out
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -154,6 +176,7 @@ def cpu_seconds(pids: list[int]) -> float:
 async def phase(host: str, port: int, kind: str, duration: float, max_requests: int,
                 shared: dict[str, Any]) -> dict[str, Any]:
     latencies: list[float] = []
+    client_before = time.process_time()
     cpu_before = cpu_seconds(shared["pids"])
     redis_before = cpu_seconds(shared["pids"][:1])
     errors = 0
@@ -165,23 +188,24 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
         matches: list[Match] = shared["matches"][i] if kind == "moves" else []
         at = 0
         try:
+            healthz = request_bytes("GET", "/healthz")
+            legal = request_bytes("GET", f"/v1/matches/{shared['lm_id']}/legal-moves", token=shared["lm_token"])
             while time.perf_counter() < stop_at and len(latencies) < max_requests:
-                t0 = time.perf_counter()
                 if kind == "healthz":
-                    status, _ = await http(reader, writer, "GET", "/healthz")
+                    t0 = time.perf_counter()
+                    status, _ = await send(reader, writer, healthz)
                 elif kind == "legal_moves":
-                    status, _ = await http(reader, writer, "GET", f"/v1/matches/{shared['lm_id']}/legal-moves",
-                                           token=shared["lm_token"])
+                    t0 = time.perf_counter()
+                    status, _ = await send(reader, writer, legal)
                 else:
                     live = [m for m in matches if not m.over]
                     if not live:
                         break
                     match = live[at % len(live)]
                     at += 1
-                    token, body = match.next_request()
-                    status, data = await http(reader, writer, "POST", f"/v1/matches/{match.id}/moves", body, token)
-                    if status == 200:
-                        match.update(json.loads(data), token)
+                    t0 = time.perf_counter()
+                    status, _ = await send(reader, writer, match.next_request())
+                    match.at = match.at + 1 if status == 200 else len(match.requests)
                 latencies.append(time.perf_counter() - t0)
                 if status >= 300:
                     errors += 1
@@ -192,12 +216,14 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
     await asyncio.gather(*(worker(i) for i in range(shared["connections"])))
     elapsed = time.perf_counter() - started
     server_cpu = cpu_seconds(shared["pids"]) - cpu_before
+    client_cpu = time.process_time() - client_before
     redis_cpu = cpu_seconds(shared["pids"][:1]) - redis_before
     latencies.sort()
     n = len(latencies)
     return {
         "server_cpu_ms_per_request": round(server_cpu * 1000 / n, 3) if n else None,
         "redis_cpu_ms_per_request": round(redis_cpu * 1000 / n, 3) if n else None,
+        "client_cpu_ms_per_request": round(client_cpu * 1000 / n, 3) if n else None,
         "requests": n,
         "errors": errors,
         "seconds": round(elapsed, 3),
@@ -221,13 +247,14 @@ async def setup(host: str, port: int, matches_per_conn: int, connections: int) -
                               {"move": {"type": "draw", "source": "stock"}, "expected_version": 0},
                               shared["lm_token"])
     assert status == 200, data
-    for _ in range(connections):
+    for i in range(connections):
         mine = []
-        for _ in range(matches_per_conn):
+        for j in range(matches_per_conn):
+            seed = 1000 + i * matches_per_conn + j
             status, data = await http(reader, writer, "POST", "/v1/matches",
-                                      {"game": "three-thirteen", "players": [{}, {}]})
+                                      {"game": "three-thirteen", "players": [{}, {}], "seed": seed})
             assert status == 201, data
-            mine.append(Match(json.loads(data)))
+            mine.append(Match(json.loads(data), seed, MOVES_PER_MATCH))
         shared["matches"].append(mine)
     writer.close()
     return shared
@@ -257,6 +284,7 @@ def summarize(raw: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "rps": round(statistics.median(r["rps"] for r in runs), 1),
             "server_cpu_ms_per_request": round(statistics.median(r["server_cpu_ms_per_request"] for r in runs), 3),
             "redis_cpu_ms_per_request": round(statistics.median(r["redis_cpu_ms_per_request"] for r in runs), 3),
+            "client_cpu_ms_per_request": round(statistics.median(r["client_cpu_ms_per_request"] for r in runs), 3),
             "p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
             "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
             "requests": sum(r["requests"] for r in runs),
@@ -343,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
             r = result[kind]
             print(f"{kind:12s} {r['rps']:9.1f} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
                   f"server CPU {r['server_cpu_ms_per_request']:.3f} ms/req "
-                  f"(Redis {r['redis_cpu_ms_per_request']:.3f})  errors {r['errors']}")
+                  f"(Redis {r['redis_cpu_ms_per_request']:.3f})  client CPU {r['client_cpu_ms_per_request']:.3f}  "
+                  f"errors {r['errors']}")
         print(f"legal-moves / healthz = {result['legal_moves_vs_healthz']:.2f}   "
               f"moves / healthz = {result['moves_vs_healthz']:.2f}   (by server CPU: "
               f"{result['cpu_capacity_legal_moves_vs_healthz']:.2f}, {result['cpu_capacity_moves_vs_healthz']:.2f})")
