@@ -131,6 +131,19 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+class _Serial:
+    """``multiprocessing.Pool``'s ``imap_unordered`` in this process (``--workers 1``)."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def imap_unordered(self, fn: Any, tasks: list[Any]) -> Any:
+        return map(fn, tasks)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -144,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=0, help="stop each game after this many rounds (0: whole)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--first-deal", type=int, default=1)
+    parser.add_argument("--progress", action="store_true", help="print each finished game to stderr (JSON)")
     parser.add_argument("--option", action="append", default=[], help="game option NAME=VALUE (JSON value)")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -170,11 +184,12 @@ def main(argv: list[str] | None = None) -> int:
                     for parity in (0, 1):
                         tasks.append((gid, players, opponent, d, parity, cfg))
     start = time.perf_counter()
-    if args.workers > 1:
-        with multiprocessing.Pool(args.workers) as pool:
-            results = pool.map(play_game, tasks, chunksize=1)
-    else:
-        results = [play_game(t) for t in tasks]
+    results: list[dict[str, Any]] = []
+    with multiprocessing.Pool(args.workers) if args.workers > 1 else _Serial() as pool:
+        for r in pool.imap_unordered(play_game, tasks):
+            results.append(r)
+            if args.progress:  # a stopped run still leaves its finished games on stderr
+                print(json.dumps({k: v for k, v in r.items() if k != "ai_ms"}), file=sys.stderr, flush=True)
     out: dict[str, Any] = {"level": args.level, "time_ms": args.time_ms, "rounds": args.rounds or "whole game",
                            "options": options, "pairings": {}}
     groups: dict[str, list[dict[str, Any]]] = {}
