@@ -10,10 +10,14 @@ connections (asyncio, raw sockets) and measures, in the same run, for each of:
 * ``GET /healthz`` — the floor of the stack (gunicorn + Flask, no Redis);
 * ``GET /v1/matches/{id}/legal-moves`` on a stored Three Thirteen match (seat token, discard phase);
 * ``POST /v1/matches/{id}/moves`` — every request a legal move applied to a live 2-player match
-  (many matches; each answer's view says what to play next), with ``expected_version``;
+  (3 matches per connection, created with known seeds; the client deals each one locally with the same
+  engine and builds its requests ahead, with ``expected_version``, so that it parses no answers and costs
+  about as much per request as for the GETs), each answer checked for 200;
 
-throughput (requests/s), p50 and p99 latency, errors, and the ratios of the two match endpoints'
-throughput to /healthz'. Rounds alternate the endpoints; the medians over rounds are reported.
+throughput (requests/s), p50 and p99 latency, errors, server and client CPU per request, and the ratios of
+the two match endpoints' throughput to /healthz'. Rounds alternate the endpoints; the medians over rounds
+are reported. The load is closed-loop (each connection sends its next request when the answer is in), so
+the latencies are those at full throughput.
 Goals: legal-moves >= 60% of /healthz, POST moves >= 40%, p99 <= 25 ms.
 """
 

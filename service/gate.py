@@ -3,12 +3,14 @@
 :class:`service.worker.ConnectionThreads` serves every connection on a thread of its own. Left alone, all of
 them compete for the GIL at once, and CPython hands the GIL to whichever waiting thread the OS wakes first:
 under load some requests wait for it again and again while later ones pass them. The tail grows, not the
-throughput. Measured (``bench/api_load.py``, 32 connections, 2 workers, quiet machine): ``POST moves`` p99 was
-33-36 ms without a gate and 23-24 ms with 6-8 slots, at the same throughput; 1-3 slots cost a fifth of the
-legal-moves throughput (the CPU idles while the one admitted request waits for Redis).
+throughput. Measured (``bench/api_load.py``, 32 connections, 2 workers, quiet machine, A/B in one session):
+``POST moves`` p99 33-36 ms without a gate, 22-25 ms with 6 slots, at the same throughput (legal-moves p99
+20-22 -> 17-18 ms). With 1-4 slots the legal-moves throughput fell by up to a fifth (the CPU idles while
+the few admitted requests wait for Redis); with 8 the moves p99 was back at 30-32 ms.
 
 A request is admitted after its body has been read (a client slow to send holds up only its own thread) and
-leaves when its answer is built, before it is written. Long computations (the AI: a hint, a best move, the
+leaves when its answer is written (answers are small: they fit the socket's send buffer, so a client slow to
+read does not hold a slot either, unless it lets many answers pile up on a kept-alive connection). Long computations (the AI: a hint, a best move, the
 AI seats' turns) step out with :func:`outside` so that they never hold a slot: the short requests of the other
 connections keep flowing past them.
 
