@@ -42,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CONNECTIONS = 32
-MOVES_PER_MATCH = 1000  # planned per match (a match that runs out of moves or ends drops out)
+MOVES_PER_SECOND = 75  # moves planned per match and second of the moves phases (~3x what 2 cores take)
 
 
 def free_port() -> int:
@@ -237,7 +237,7 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
     }
 
 
-async def setup(host: str, port: int, matches_per_conn: int, connections: int) -> dict[str, Any]:
+async def setup(host: str, port: int, matches_per_conn: int, connections: int, moves: int) -> dict[str, Any]:
     reader, writer = await asyncio.open_connection(host, port)
     shared: dict[str, Any] = {"matches": [], "connections": connections}
     # a stored match in its discard phase, for legal-moves
@@ -258,7 +258,7 @@ async def setup(host: str, port: int, matches_per_conn: int, connections: int) -
             status, data = await http(reader, writer, "POST", "/v1/matches",
                                       {"game": "three-thirteen", "players": [{}, {}], "seed": seed})
             assert status == 201, data
-            mine.append(Match(json.loads(data), seed, MOVES_PER_MATCH))
+            mine.append(Match(json.loads(data), seed, moves))
         shared["matches"].append(mine)
     writer.close()
     return shared
@@ -266,7 +266,9 @@ async def setup(host: str, port: int, matches_per_conn: int, connections: int) -
 
 async def client_main(host: str, port: int, duration: float, rounds: int, max_requests: int,
                       pids: list[int], connections: int) -> dict[str, Any]:
-    shared = await setup(host, port, 3, connections)
+    # a match that runs out of planned moves (or ends) drops out of the phase
+    moves = max(100, min(1000, round(MOVES_PER_SECOND * (min(1.0, duration) + rounds * duration))))
+    shared = await setup(host, port, 3, connections, moves)
     shared["pids"] = pids
     for kind in ("healthz", "legal_moves", "moves"):  # warm-up: first requests, caches, connections
         await phase(host, port, kind, min(1.0, duration), max_requests, shared)
