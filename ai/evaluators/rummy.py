@@ -44,7 +44,11 @@ same deals for both arms; baseline: this evaluator, Three Thirteen 0.588 [0.521,
   was a small sample);
 * (third session) four times the worlds (96 instead of 24 at level 3; p95 160 ms on a loaded machine): Three
   Thirteen 0.574 [0.504, 0.644], margin +13.8 [8.0, 19.6] after 68 games (stopped): sampling noise is not
-  what limits it either.
+  what limits it either;
+* (third session, 100 duplicate deals = 200 games per game) the hope term's ``SHED_PER_USEFUL_DRAW`` at 10
+  instead of 5: Three Thirteen 0.535 [0.481, 0.589], margin +7.8 [4.3, 11.3], Threezies 0.620 after 166 games;
+  at 2.5: Three Thirteen 0.595 [0.547, 0.643], +12.4 [9.2, 15.7], Threezies 0.637 [0.588, 0.687], +11.2
+  [8.6, 13.8] — against 0.565 / +11.0 and 0.645 / +11.1 for 5 in the report: within the noise, so 5 stays.
 
 Costly solver calls are cached per hand (the same hands recur across the
 sampled worlds and candidate moves): :func:`deadwood` and
