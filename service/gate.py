@@ -10,9 +10,9 @@ the few admitted requests wait for Redis); with 8 the moves p99 was back at 30-3
 
 A request is admitted after its body has been read (a client slow to send holds up only its own thread) and
 leaves when its answer is written (answers are small: they fit the socket's send buffer, so a client slow to
-read does not hold a slot either, unless it lets many answers pile up on a kept-alive connection). Long computations (the AI: a hint, a best move, the
-AI seats' turns) step out with :func:`outside` so that they never hold a slot: the short requests of the other
-connections keep flowing past them.
+read does not hold a slot either, unless it lets many answers pile up on a kept-alive connection). Long
+computations (the AI: a hint, a best move, the AI seats' turns) step out with :func:`outside` so that they never
+hold a slot: the short requests of the other connections keep flowing past them.
 
 ``CARDTABLE_ACTIVE_REQUESTS`` sets the slots per worker (default :data:`DEFAULT_SLOTS`; 0: no gate).
 """
