@@ -28,6 +28,7 @@ after K rounds (not whole games: say so when quoting).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
@@ -131,19 +132,6 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-class _Serial:
-    """``multiprocessing.Pool``'s ``imap_unordered`` in this process (``--workers 1``)."""
-
-    def __enter__(self) -> _Serial:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def imap_unordered(self, fn: Any, tasks: list[Any]) -> Any:
-        return map(fn, tasks)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -185,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                         tasks.append((gid, players, opponent, d, parity, cfg))
     start = time.perf_counter()
     results: list[dict[str, Any]] = []
-    with multiprocessing.Pool(args.workers) if args.workers > 1 else _Serial() as pool:
-        for r in pool.imap_unordered(play_game, tasks):
+    with multiprocessing.Pool(args.workers) if args.workers > 1 else contextlib.nullcontext() as pool:
+        for r in pool.imap_unordered(play_game, tasks) if pool is not None else map(play_game, tasks):
             results.append(r)
             if args.progress:  # a stopped run still leaves its finished games on stderr
                 print(json.dumps({k: v for k, v in r.items() if k != "ai_ms"}), file=sys.stderr, flush=True)

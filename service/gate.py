@@ -35,7 +35,6 @@ class FifoGate:
     def __init__(self, slots: int) -> None:
         if slots < 1:
             raise ValueError(f"a gate needs at least one slot, not {slots}")
-        self.slots = slots
         self._lock = threading.Lock()
         self._free = slots
         self._waiters: collections.deque[_thread.LockType] = collections.deque()
