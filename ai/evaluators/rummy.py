@@ -49,6 +49,25 @@ same deals for both arms; baseline: this evaluator, Three Thirteen 0.588 [0.521,
   instead of 5: Three Thirteen 0.535 [0.481, 0.589], margin +7.8 [4.3, 11.3], Threezies 0.620 after 166 games;
   at 2.5: Three Thirteen 0.595 [0.547, 0.643], +12.4 [9.2, 15.7], Threezies 0.637 [0.588, 0.687], +11.2
   [8.6, 13.8] — against 0.565 / +11.0 and 0.645 / +11.1 for 5 in the report: within the noise, so 5 stays.
+* (fourth session, 50 duplicate deals = 100 games, deals 1-50; this evaluator on the same deals: Three
+  Thirteen 0.550 [0.480, 0.620], margin +12.9 [8.1, 17.7]) a *race* leaf: each hand's distance to going out
+  (the fewest cards to replace: the least ``k`` for which the hand plus ``k`` jokers leaves at most ``k``
+  unmelded cards, the solver run with every card worth 1) and the cards whose draw shortens it; from those,
+  when each seat goes out, who goes out first, and the others caught with this leaf's expected score.
+  With one chance per draw for every step: 0.240 [0.170, 0.310], margin -23.5 [-29.5, -17.5] (many cards
+  bring a hand two away one step closer, few finish it, so far hands look fast). With go-out times fitted on
+  6,000 solitaire positions (``1 / (0.6 f + 0.05)`` draws at one card away, ``f`` the share of the stock
+  that finishes the hand, plus 3.5 per further card): 0.560 [0.481, 0.639], +10.4 [4.4, 16.4], five times
+  slower; Threezies 0.565 [0.495, 0.635], +10.1 [5.6, 14.6]. No gain;
+* (fourth session, same deals, no search) playing for speed alone: fewest cards to go out, then most cards
+  that shorten it, then deadwood: 0.415 [0.344, 0.486], margin -13.0 [-20.6, -5.4]; the fitted draws to go
+  out plus 0.3 or 1.0 x the deadwood: 0.470 [0.411, 0.529] and 0.470 [0.399, 0.541], margin -4.2 and -1.3.
+  Racing does not beat greedy's least deadwood: the hand caught pays more than the race gains;
+* (fourth session, same deals) looking one own turn further: after the root turn the other seat replies by
+  the model policy, the seat draws by it and its discard maximises this leaf: 0.425 [0.345, 0.505], margin
+  -3.2 [-9.2, 2.8] (median 97 ms per decision); the same without the reply (the seat draws the next stock
+  card at once): 0.535 [0.461, 0.609], +3.8 [-0.9, 8.5]. Each extra ply counts a hand's flexibility again on
+  top of the hope term, and the margin falls.
 
 Costly solver calls are cached per hand (the same hands recur across the
 sampled worlds and candidate moves): :func:`deadwood` and
