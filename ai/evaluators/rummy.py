@@ -68,6 +68,14 @@ same deals for both arms; baseline: this evaluator, Three Thirteen 0.588 [0.521,
   -3.2 [-9.2, 2.8] (median 97 ms per decision); the same without the reply (the seat draws the next stock
   card at once): 0.535 [0.461, 0.609], +3.8 [-0.9, 8.5]. Each extra ply counts a hand's flexibility again on
   top of the hope term, and the margin falls.
+* (fourth session, same deals) playing for the game instead of the round: each leaf's margin ``m`` becomes
+  the chance of finishing ahead, ``Phi((lead + m) / (12 sqrt(rounds left + 1/2)))`` (12 points: a round's
+  spread), scaled back to points: 0.555 [0.485, 0.625], margin +9.0 [4.7, 13.3]. The same win rate.
+
+Why the bar is far for Three Thirteen: on those 100 games the AI's margin per game has a median of +9 and a
+standard deviation of 42 points (a caught hand of round 1 alone can cost 30), and of the 1,100 rounds it scored
+less than greedy in 500, more in 449 (151 even). At that spread, a win rate of 0.65 needs an edge of roughly
++16 to +20 points per game, not the +11 to +13 this evaluator has.
 
 Costly solver calls are cached per hand (the same hands recur across the
 sampled worlds and candidate moves): :func:`deadwood` and
