@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from service.config import Config
+from service.config import MAX_REQUEST_BYTES, Config
 from service.errors import register_error_handlers
 from service.extensions import Metrics, configure_logging, limiter
 from service.play import Autoplayer, MatchCache
@@ -44,7 +44,7 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     configure_logging(cfg.log_level)
     app = Flask("cardtable")
     app.config["CARDTABLE"] = cfg
-    app.config["MAX_CONTENT_LENGTH"] = 1 << 20  # no request of this API needs more than a megabyte
+    app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     if cfg.trust_proxy_hops:
         from werkzeug.middleware.proxy_fix import ProxyFix
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 DAY = 24 * 3600
+#: the largest request body the API accepts (no request of this API needs more than a megabyte)
+MAX_REQUEST_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,13 @@ class FifoGate:
             else:
                 self._free += 1
 
+    def __enter__(self) -> FifoGate:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
     @property
     def held(self) -> bool:
         """Whether the calling thread holds a slot."""

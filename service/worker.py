@@ -46,6 +46,7 @@ from gunicorn.http import wsgi
 from gunicorn.workers import base
 
 from service import gate as gate_module
+from service.config import MAX_REQUEST_BYTES
 
 #: How long a worker that holds more connections than another leaves new connections to it (on a busy machine a
 #: woken process may wait several milliseconds for a core, and its acceptor longer for the GIL).
@@ -53,8 +54,6 @@ DEFER_SECONDS = 0.2
 #: Workers the ledger can hold (more workers than this are not balanced against each other).
 SLOTS = 64
 _SLOT = struct.Struct("=qq")  # pid, open connections
-#: bodies up to this size are read before the app runs (the app's own limit: ``MAX_CONTENT_LENGTH``)
-MAX_BODY_READ_FIRST = 1 << 20
 #: the operators' probes answer at once, even while app requests queue at the gate (say, behind a Redis that
 #: hangs until its socket timeout)
 UNGATED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -68,7 +67,7 @@ def _read_body_first(environ: dict[str, Any]) -> None:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return
-    if 0 < length <= MAX_BODY_READ_FIRST:
+    if 0 < length <= MAX_REQUEST_BYTES:
         environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read(length))
 
 
@@ -296,11 +295,8 @@ class ConnectionThreads(base.Worker):
         if gate is None or environ.get("PATH_INFO") in UNGATED_PATHS:
             yield
             return
-        gate.acquire()
-        try:
+        with gate:
             yield
-        finally:
-            gate.release()
 
     def handle_request(self, server: Any, req: Any, client: socket.socket, addr: Any) -> bool:
         """Answer one request; whether the connection stays open for another."""

@@ -79,7 +79,7 @@ same deals for both arms; baseline: this evaluator, Three Thirteen 0.588 [0.521,
 Why the bar is far for Three Thirteen: on those 100 games the AI's margin per game has a median of +9 and a
 standard deviation of 42 points (a caught hand of round 1 alone can cost 30), and of the 1,100 rounds it scored
 less than greedy in 500, more in 449 (151 even). At that spread, a win rate of 0.65 needs an edge of roughly
-+16 to +20 points per game, not the +11 to +13 this evaluator has.
++16 to +20 points per game, not the +9 to +13 measured for this evaluator.
 
 Costly solver calls are cached per hand (the same hands recur across the
 sampled worlds and candidate moves): :func:`deadwood` and
