@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import json
 import math
 import multiprocessing
@@ -44,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from greedy import greedy_move, random_move
 
+from ai.evaluate import Evaluator, evaluator_for
 from ai.search import search
 from engine.game import Game, Move, Observation
 from engine.registry import all_games, get_game
@@ -63,6 +65,19 @@ def _opponent_move(kind: str, game: Game, view: Observation, rng: random.Random,
     raise ValueError(f"unknown opponent {kind!r}")
 
 
+def tuned_evaluator(game: Game, overrides: dict[str, Any]) -> Evaluator | None:
+    """The game's evaluator with some class constants overridden (``bench/ai_ab.py``), or None for the default."""
+    if not overrides:
+        return None
+    base = evaluator_for(game)
+    tuned = copy.copy(base)
+    for name, value in overrides.items():
+        if not hasattr(base, name):
+            raise ValueError(f"{type(base).__name__} has no setting {name!r}")
+        setattr(tuned, name, value)
+    return tuned
+
+
 def play_game(task: tuple[str, int, str, int, int, dict[str, Any]]) -> dict[str, Any]:
     """One whole game (or ``rounds`` rounds): the AI in seats of parity ``parity``."""
     game_id, players, opponent, deal, parity, cfg = task
@@ -70,6 +85,7 @@ def play_game(task: tuple[str, int, str, int, int, dict[str, Any]]) -> dict[str,
     state = game.new_match(players, cfg.get("options") or None, seed=deal)
     rng = random.Random(f"bench/{deal}/{parity}")
     ai_seats = {s for s in range(players) if s % 2 == parity}
+    evaluator = tuned_evaluator(game, cfg.get("evaluator") or {})
     decisions, ai_ms = 0, []
     ply = 0
     while not state.is_over:
@@ -80,7 +96,8 @@ def play_game(task: tuple[str, int, str, int, int, dict[str, Any]]) -> dict[str,
         view = game.observation(state, seat)
         if seat in ai_seats:
             t0 = time.perf_counter()
-            move = search(game, view, level=cfg["level"], time_ms=cfg["time_ms"], seed=deal * 100_003 + ply).move
+            move = search(game, view, level=cfg["level"], time_ms=cfg["time_ms"], seed=deal * 100_003 + ply,
+                          evaluator=evaluator).move
             ai_ms.append((time.perf_counter() - t0) * 1000)
             decisions += 1
         else:
