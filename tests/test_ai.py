@@ -12,8 +12,11 @@ import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ai import LEVELS, Decision, choose_move
+from engine import melds
 from engine.cards import CARD_NAMES
 from engine.errors import IllegalMoveError, NotYourTurnError
 from engine.game import Game, State, move_key
@@ -204,6 +207,27 @@ def test_threezies_takes_the_discard_that_completes_a_meld():
     d = choose_move(game, game.observation(state, 0), seed=2)
     assert d.move == {"type": "draw", "source": "discard"}
     assert "9H" in d.explanation
+
+
+@pytest.mark.parametrize("game_id", ["three-thirteen", "threezies"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_rummy_leaf_after_one_draw_is_the_exact_mean_over_every_draw(game_id, data):
+    # the shortcut for cards that join no meld must give what the solver gives for every card drawn
+    from ai.evaluators.rummy import after_one_draw
+
+    game = get_game(game_id)
+    round_no = data.draw(st.integers(1, 8))
+    rules = game.meld_rules({"aces": data.draw(st.sampled_from(["low", "high_or_low"]))}, round_no)
+    cards = data.draw(st.permutations(range(52)))
+    size = game.deal_size(round_no)
+    hand, unseen = tuple(sorted(cards[:size])), tuple(sorted(cards[size: size + 30]))
+    brute = [min(melds.discard_scores(sorted((*hand, c)), rules).values()) for c in unseen]
+    assert after_one_draw(hand, rules, unseen) == pytest.approx(sum(brute) / len(brute))
+    plain = [min(melds.min_deadwood(hand, rules), min(melds.discard_scores(hand, rules).values()) + rules.values[c])
+             for c in unseen]
+    bonus = sum(b - 0.5 * (p - b) for b, p in zip(brute, plain, strict=True)) / len(brute)
+    assert after_one_draw(hand, rules, unseen, 0.5) == pytest.approx(bonus)
 
 
 def test_least_score_declares_with_a_very_low_hand():

@@ -1,14 +1,17 @@
-"""Three Thirteen and Threezies (RULES.md §2-3): deadwood now, and the cards that would lower it.
+"""Three Thirteen and Threezies (RULES.md §2-3): deadwood after one more draw.
 
-Leaf: each hand's expected round score is its minimum deadwood (the exact
-solver, :mod:`engine.melds`) less what its owner can hope to shed before the
-round ends: if ``u`` of the ``S`` cards in this world's stock are *useful* to
-the hand (a wild, or a card making a 3-card set or run with two cards of the
-hand — which also covers cards that extend a meld and free a deadwood card),
-the chance that one of its next ``T`` draws is useful is ``1 - (1 - u/S)^T``,
-and such a draw sheds about one deadwood card. A hand fully melded now goes
-out on its next turn (score 0). The leaf's value is the others' mean expected
-score minus the seat's; the round is won by the lowest expected score.
+Leaf: each hand's expected round score is its least deadwood after one more
+draw (:func:`after_one_draw`): the exact mean, over every card its owner could
+draw, of the least deadwood (the exact solver, :mod:`engine.melds`) after
+drawing that card and making the best discard. It counts both ways a draw
+helps: a card that joins a meld, and a low card that replaces the highest card
+in no meld. For the seat the cards it could draw are all it cannot see (the
+stock and the other hands of the world: the same set in every sampled world, so
+each of its hands is scored once per decision); for the other seats, the world's
+stock. A hand with no turn left (after someone went out, R7) scores its
+deadwood; a hand fully melded now goes out on its next turn. The leaf's value
+is the others' mean expected score minus the seat's; the round is won by the
+lowest expected score.
 
 Model policy (the other seats, and the seat's own later turns): go out when
 possible; take the top discard only if it lowers the best deadwood (checked
@@ -21,15 +24,41 @@ cards that meld with it; cards that sat in the discard pile were passed on (or
 thrown) by the others, so their hands are less likely to hold cards that meld
 with those. See ``RummyEvaluator.use_belief`` for the figures.
 
-Tried and dropped (``bench/ai_strength.py`` against greedy, 60 duplicate deals = 120 games each, the
-same deals for both arms; baseline: this evaluator, Three Thirteen 0.588 [0.521, 0.654], Threezies 0.608
-[0.546, 0.670]):
+How this leaf was chosen (fifth session). Separate 100-200-game runs could not tell the leaves apart, so
+the variants were compared *paired*: the same round deals (a round is dealt from the match seed whatever was
+played before), both seats, against greedy, each variant's score on a deal minus the reference's on the same
+deal (``bench/ai_ab.py`` does this for whole games). Figures are mean points per 11-round Three Thirteen game,
+with 95% intervals, first for policies that play this leaf's one-ply choice exactly (every unseen card, no
+sampling), then for the AI itself:
+
+* the hope leaf that this one replaced (deadwood less ``min(deadwood, 5) (1 - (1 - u/S)^3)``, ``u`` of the
+  ``S`` stock cards making a 3-card meld with the hand), 200 deals: +11.2 against greedy; with no hope term
+  at all (deadwood only, so only the draw choice differs from greedy) +12.7 (+1.6 +- 1.8 over it); fewer hoped
+  draws or a smaller shed were better (2 draws +0.7 +- 0.4, 5 draws -1.8 +- 0.5; shed 3 +1.2 +- 0.6, shed 8
+  -1.6 +- 0.9): the hope term hurt;
+* deadwood after one more draw, with the draw choice still by deadwood, 150 deals: +4.7 +- 2.4 over deadwood
+  alone; ``a`` x it + (1 - ``a``) x deadwood with ``a`` = 0.7: +4.0 +- 2.2, 1.5: +7.2 +- 3.4, but 2: -17.6
+  +- 3.2 against 1.5 (the negative weight on deadwood pays for holding high cards);
+* ``meld_bonus`` (a drawn card that makes a meld counts 1 + ``b`` times its gain, which the draws after it
+  keep): ``b`` = 0.5 +1.5 +- 1.4, 1: -1.6 +- 2.5, 2: -45 (150 deals); with the draw choice by this leaf too
+  (100 deals) +1.4 +- 1.3 for the draw choice and +2.8 more for ``b`` = 0.5;
+* the AI (level 3, 100 deals): the hope leaf +12.2, this leaf +16.2 (+4.0 +- 3.0), with ``b`` = 0.5 +17.0
+  (+4.8 +- 3.4).
+
+The report (``bench/ai_strength.py --games 200``, deals 1-100, ``b`` = 0.5): Three Thirteen 0.642 [0.588, 0.697],
+margin +14.5 [10.9, 18.1]; Threezies 0.662 [0.611, 0.714], +14.0 [10.7, 17.2]. The hope leaf on the same deals:
+0.565, +11.0 and 0.645, +11.1.
+
+Earlier leaves and searches, each measured against the hope leaf above (``bench/ai_strength.py`` against
+greedy, 60 duplicate deals = 120 games each, the same deals for both arms; baseline: the hope leaf, Three
+Thirteen 0.588 [0.521, 0.654], Threezies 0.608 [0.546, 0.670]):
 
 * modelling that the next player takes the card just discarded when it lowers its deadwood (a defensive
   term in the leaf): Three Thirteen 0.308 [0.235, 0.381]. Weighed against the crude hope term below, it
   makes the seat break its own partial melds to starve the opponent;
 * replacing the hope term by the exact expected deadwood after one more draw (every stock card, the best
-  discard after it): Threezies 0.562 [0.498, 0.627], and about 5x slower per decision;
+  discard after it): Threezies 0.562 [0.498, 0.627], and about 5x slower per decision. That was noise: paired,
+  in the fifth session, it is this leaf's gain;
 * (third session, same 60 deals) greedy rollouts to the end of the round (``orbit_shift`` +20): 99 ms median,
   151 ms p95 per decision, but Three Thirteen 0.381 [0.247, 0.515] after 42 games (stopped): a round's
   outcome is so noisy that 24 worlds (fewer when the clock cuts) pick among the discards nearly at random;
@@ -76,14 +105,14 @@ same deals for both arms; baseline: this evaluator, Three Thirteen 0.588 [0.521,
   games) 0.593 [0.544, 0.642], +8.1 [5.1, 11.1] against 0.590 [0.544, 0.636], +8.6 [5.3, 11.9] for this
   evaluator. Noise: 100 games tell apart only differences of about 0.1 in win rate.
 
-Why the bar is far for Three Thirteen: on those 100 games the AI's margin per game has a median of +9 and a
+Why the bar was far for Three Thirteen: on those 100 games the AI's margin per game has a median of +9 and a
 standard deviation of 42 points (a caught hand of round 1 alone can cost 30), and of the 1,100 rounds it scored
 less than greedy in 500, more in 449 (151 even). At that spread, a win rate of 0.65 needs an edge of roughly
-+16 to +20 points per game, not the +9 to +13 measured for this evaluator.
++16 to +20 points per game, not the +9 to +13 measured for the hope leaf.
 
 Costly solver calls are cached per hand (the same hands recur across the
-sampled worlds and candidate moves): :func:`deadwood` and
-:func:`discard_scores` keep one dict per :class:`~engine.melds.MeldRules`.
+sampled worlds and candidate moves): :func:`deadwood`, :func:`discard_scores`
+and :func:`after_one_draw` keep one dict per :class:`~engine.melds.MeldRules`.
 """
 
 from __future__ import annotations
@@ -99,28 +128,38 @@ from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
 from engine.game import Game, Move, Observation, State
 from engine.games.three_thirteen import RummyRoundsState
 
-TURNS_AHEAD = 3  # draws a hand can still hope to improve with, at a leaf
-SHED_PER_USEFUL_DRAW = 5.0  # points a useful draw sheds, at most the hand's deadwood
 MELDED_NOT_OUT = 1.0  # expected score of a fully melded hand that has not gone out yet
 CACHE_LIMIT = 300_000
 BELIEF_NEAR_KNOWN = 2.0  # weight of a card that melds with a card the seat took from the pile
 BELIEF_NEAR_PILE = 0.5  # weight of a card that melds with a card left in the discard pile
 
-_caches: dict[int, tuple[melds.MeldRules, dict[tuple[Card, ...], int], dict[tuple[Card, ...], dict[Card, int]]]] = {}
+class _Tables:
+    """Per-rules caches of the solver's answers (the same hands recur across worlds and candidates)."""
+
+    __slots__ = ("deadwood", "discards", "one_draw", "rules")
+
+    def __init__(self, rules: melds.MeldRules):
+        self.rules = rules
+        self.deadwood: dict[tuple[Card, ...], int] = {}
+        self.discards: dict[tuple[Card, ...], dict[Card, int]] = {}
+        self.one_draw: dict[tuple[tuple[Card, ...], tuple[Card, ...], float], float] = {}
 
 
-def _cache(rules: melds.MeldRules) -> tuple[dict[tuple[Card, ...], int], dict[tuple[Card, ...], dict[Card, int]]]:
+_caches: dict[int, _Tables] = {}
+
+
+def _cache(rules: melds.MeldRules) -> _Tables:
     entry = _caches.get(id(rules))
-    if entry is None or entry[0] is not rules:
+    if entry is None or entry.rules is not rules:
         if len(_caches) > 64:
             _caches.clear()
-        entry = _caches[id(rules)] = (rules, {}, {})
-    return entry[1], entry[2]
+        entry = _caches[id(rules)] = _Tables(rules)
+    return entry
 
 
 def deadwood(hand: tuple[Card, ...], rules: melds.MeldRules) -> int:
     """Cached :func:`engine.melds.min_deadwood` of a sorted hand tuple."""
-    table, _ = _cache(rules)
+    table = _cache(rules).deadwood
     got = table.get(hand)
     if got is None:
         if len(table) > CACHE_LIMIT:
@@ -131,7 +170,7 @@ def deadwood(hand: tuple[Card, ...], rules: melds.MeldRules) -> int:
 
 def discard_scores(hand: tuple[Card, ...], rules: melds.MeldRules) -> dict[Card, int]:
     """Cached :func:`engine.melds.discard_scores` of a sorted hand tuple."""
-    _, table = _cache(rules)
+    table = _cache(rules).discards
     got = table.get(hand)
     if got is None:
         if len(table) > CACHE_LIMIT:
@@ -177,18 +216,51 @@ def is_useful(card: Card, shape: tuple[list[int], list[int], int], rules: melds.
     return False
 
 
-def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, stock: list[Card], turns: int) -> float:
-    """A hand's expected round score: deadwood less the hope of useful draws from ``stock``."""
+def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple[Card, ...],
+                   meld_bonus: float = 0.0) -> float:
+    """The hand's expected least deadwood after one more draw from ``unseen`` (sorted) and its best discard.
+
+    Exact, and cheap: a card that is not :func:`is_useful` to the hand (and the hand holds at most one
+    wild) is in no meld of the hand plus that card, so the best discard after drawing it leaves
+    ``min(deadwood, least deadwood after one discard + its value)``; only the useful cards need the solver.
+    With ``meld_bonus`` ``b``, what a card gains by joining a meld (beyond what it would leave as a card in
+    no meld) counts ``1 + b`` times: a meld made now keeps lowering the hand on the draws after this one.
+    """
+    table = _cache(rules).one_draw
+    key = (hand, unseen, meld_bonus)
+    got = table.get(key)
+    if got is not None:
+        return got
+    if len(table) > CACHE_LIMIT:
+        table.clear()
     dw = deadwood(hand, rules)
-    if dw == 0 or turns <= 0 or not stock:
-        return float(dw)
+    base = min(discard_scores(hand, rules).values())
     shape = _shape(hand, rules)
-    useful = sum(1 for c in stock if is_useful(c, shape, rules))
-    hope = 1.0 - (1.0 - useful / len(stock)) ** turns
-    return dw - min(float(dw), SHED_PER_USEFUL_DRAW) * hope
+    exact = shape[2] >= 2  # two wilds meld with any card
+    values = rules.values
+    total = 0.0
+    for card in unseen:
+        if exact or is_useful(card, shape, rules):
+            best = min(discard_scores(tuple(sorted((*hand, card))), rules).values())
+            total += best - meld_bonus * max(0, min(dw, base + values[card]) - best)
+        else:
+            total += min(dw, base + values[card])
+    got = table[key] = total / len(unseen)
+    return got
+
+
+def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: tuple[Card, ...], turns: int,
+                   meld_bonus: float = 0.0) -> float:
+    """A hand's expected round score at a leaf: its deadwood after one more draw from ``draws_from``
+    (:func:`after_one_draw`) while it has a turn left, else its deadwood."""
+    dw = deadwood(hand, rules)
+    if dw == 0 or turns <= 0 or not draws_from:
+        return float(dw)
+    return after_one_draw(hand, rules, draws_from, meld_bonus)
 
 
 class RummyEvaluator(Evaluator):
+    meld_bonus = 0.5  # a drawn card that makes a meld counts 1.5 times its gain (measured: see the module docstring)
     margin_scale = 12.0
     orbit_shift = -1  # measured: 0.65 against greedy without the others' reply, 0.40 with it (Threezies)
 
@@ -198,16 +270,25 @@ class RummyEvaluator(Evaluator):
         rules = game.meld_rules(s.options, s.round)  # type: ignore[attr-defined]
         keys = [self._hand_after_discard(game, s, i, rules) for i in range(s.num_players)]
         melded = [i for i, k in enumerate(keys) if i != s.went_out and deadwood(k, rules) == 0]
-        # after someone went out the others have one draw left; a fully melded hand that has not gone out
-        # yet goes out on its next turn, so the others get two (going out now would have left them one)
-        turns = 1 if s.went_out is not None else 2 if melded else TURNS_AHEAD
+        if s.went_out is None:
+            to_draw = set(range(s.num_players))
+        else:  # the seats still to take their last turn, from the one to move (R7); mid-turn has drawn
+            mid_turn = int(s.phase != "draw")
+            first = (s.to_move or 0) + mid_turn
+            to_draw = {(first + j) % s.num_players for j in range(s.last_turns - mid_turn)}
+        stock = tuple(sorted(s.stock))
         est: list[float] = []
         for i, key in enumerate(keys):
             if i == s.went_out:
                 est.append(0.0)
-                continue
-            # a fully melded hand that has not gone out gives the others a turn more: worth a little
-            est.append(MELDED_NOT_OUT if i in melded else expected_score(key, rules, s.stock, turns))
+            elif i in melded and s.went_out is None:
+                est.append(MELDED_NOT_OUT)  # goes out on its next turn, which gives the others one more
+            elif i == seat:
+                # the seat's own next draw: from all it cannot see, the same set in every sampled world
+                unseen = tuple(sorted([*s.stock, *(c for j, h in enumerate(s.hands) if j != seat for c in h)]))
+                est.append(expected_score(key, rules, unseen, int(i in to_draw), self.meld_bonus))
+            else:
+                est.append(expected_score(key, rules, stock, int(i in to_draw), self.meld_bonus))
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
         margin = sum(others) / len(others) - mine
