@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai import LEVELS, Decision, choose_move
+from ai.evaluators.rummy import after_one_draw
 from engine import melds
 from engine.cards import CARD_NAMES
 from engine.errors import IllegalMoveError, NotYourTurnError
@@ -214,8 +215,6 @@ def test_threezies_takes_the_discard_that_completes_a_meld():
 @given(data=st.data())
 def test_rummy_leaf_after_one_draw_is_the_exact_mean_over_every_draw(game_id, data):
     # the shortcut for cards that join no meld must give what the solver gives for every card drawn
-    from ai.evaluators.rummy import after_one_draw
-
     game = get_game(game_id)
     round_no = data.draw(st.integers(1, 8))
     rules = game.meld_rules({"aces": data.draw(st.sampled_from(["low", "high_or_low"]))}, round_no)

@@ -240,21 +240,22 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
     values = rules.values
     total = 0.0
     for card in unseen:
+        plain = min(dw, base + values[card])  # what the card leaves if it joins no meld
         if exact or is_useful(card, shape, rules):
             best = min(discard_scores(tuple(sorted((*hand, card))), rules).values())
-            total += best - meld_bonus * max(0, min(dw, base + values[card]) - best)
+            total += best - meld_bonus * (plain - best)  # best <= plain: the card may always stay unmelded
         else:
-            total += min(dw, base + values[card])
+            total += plain
     got = table[key] = total / len(unseen)
     return got
 
 
-def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: tuple[Card, ...], turns: int,
+def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: tuple[Card, ...], draws: bool,
                    meld_bonus: float = 0.0) -> float:
     """A hand's expected round score at a leaf: its deadwood after one more draw from ``draws_from``
-    (:func:`after_one_draw`) while it has a turn left, else its deadwood."""
+    (:func:`after_one_draw`) if it ``draws`` again this round, else its deadwood."""
     dw = deadwood(hand, rules)
-    if dw == 0 or turns <= 0 or not draws_from:
+    if dw == 0 or not draws or not draws_from:
         return float(dw)
     return after_one_draw(hand, rules, draws_from, meld_bonus)
 
@@ -286,9 +287,9 @@ class RummyEvaluator(Evaluator):
             elif i == seat:
                 # the seat's own next draw: from all it cannot see, the same set in every sampled world
                 unseen = tuple(sorted([*s.stock, *(c for j, h in enumerate(s.hands) if j != seat for c in h)]))
-                est.append(expected_score(key, rules, unseen, int(i in to_draw), self.meld_bonus))
+                est.append(expected_score(key, rules, unseen, i in to_draw, self.meld_bonus))
             else:
-                est.append(expected_score(key, rules, stock, int(i in to_draw), self.meld_bonus))
+                est.append(expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
         margin = sum(others) / len(others) - mine
