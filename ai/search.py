@@ -25,9 +25,12 @@
    being sampled.
 
 **Determinism and the clock.** Worlds are evaluated in fixed batches
-(``batch`` worlds each; the first batch is one world). The clock is read only
-*between* batches: a new batch starts only if the time spent so far plus the
-mean batch time fits in the budget. (One exception keeps the budget on a
+(``batch`` worlds each, after a first batch of one world; the second batch
+is split after its first world). The clock is
+read only *between* batches: a new batch starts only if the time spent so far
+plus its expected time fits in the budget (the mean time of a world after the
+first: the first fills the solver's caches and can take as long as twenty
+warm ones, so judged by it alone a cold process would stop after one world). (One exception keeps the budget on a
 machine far too slow for it: if the budget runs out inside the very first
 world, the candidate moves that world has not reached yet are dropped.) Everything else is a pure function of
 ``(view, level, time_ms, seed)``: worlds, policies, pruning and ranking. So a
@@ -191,10 +194,14 @@ def search(
     stats = {i: _Stats() for i in candidates}
     active = list(candidates)
     done = 0
-    searching = 0.0  # seconds spent on worlds so far
+    first = 0.0  # seconds the first world took (it fills the solver's caches, so it is the slowest)
+    searching = 0.0  # seconds spent on the worlds after it
     while done < target:
-        size = 1 if done == 0 else min(lv.batch, target - done)
-        if done and time.perf_counter() + searching / done * size > deadline:
+        # batches end where they always have (after 1, 1 + batch, 1 + 2 batch... worlds: pruning sees
+        # the same counts), with the first full batch split after its first world to time a warm world
+        size = 1 if done < 2 else min(lv.batch - (done - 1) % lv.batch, target - done)
+        per_world = searching / (done - 1) if done > 1 else first
+        if done and time.perf_counter() + per_world * size > deadline:
             break  # the next batch would not fit: the clock cuts only here, between batches
         t0 = time.perf_counter()
         for k in range(done, done + size):
@@ -208,8 +215,11 @@ def search(
                 runner = _Runner(game, ev, seat, world, orbits, random.Random(f"ai/{seed}/{k}/policy"))
                 leaf = runner.after_move(world, legal[i])
                 stats[i].add(leaf)
+        if done == 0:
+            first = time.perf_counter() - t0
+        else:
+            searching += time.perf_counter() - t0
         done += size
-        searching += time.perf_counter() - t0
         if done >= 8 and len(active) > 2:
             active = _prune(active, stats)
 
