@@ -57,6 +57,10 @@ class Evaluator:
     orbit_shift: int = 0
     #: points of margin that make a round about 3:1 in the seat's favour (for :func:`win_chance_from_margin`)
     margin_scale: float = 10.0
+    #: the hidden zone (a view's ``hidden`` entry's ``zone``) that the seat's root move may draw the top
+    #: card of, when :meth:`draws_now`; its fill's last card is its top (every game stores its stock
+    #: top-last). The search then makes that card a chance node over every unseen card (see ai.search).
+    draw_zone: str | None = None
 
     def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
         """The exact leaf of a finished round (``state.round_scores[round_index]`` exists)."""
@@ -93,6 +97,10 @@ class Evaluator:
     def own_candidates(self, game: Game, state: State, moves: list[Move]) -> list[Move]:
         """The moves worth a leaf when the seat maximises inside the search (default: all of them)."""
         return moves
+
+    def draws_now(self, game: Game, view: Observation) -> bool:
+        """Whether the seat of ``view`` is about to choose a draw that may take :attr:`draw_zone`'s top card."""
+        return False
 
     def deal(self, game: Game, view: Observation) -> DealFn | None:
         """The belief model for re-dealing the unseen cards of ``view`` (None: uniform)."""

@@ -16,6 +16,12 @@
    real scores are the leaf). Draws from the stock are chance nodes: each
    world fixes one stock order, so averaging over worlds weights each unseen
    card by its probability of being drawn (uniform, or the belief model's).
+   The seat's own root draw is enumerated rather than sampled when its
+   evaluator names the zone it draws from (``draw_zone``): world ``k`` puts the
+   ``k``-th card of a fixed shuffle of the unseen cards on top of that zone
+   (the rest dealt as usual around it), and levels 3-5 sample at least one
+   world per unseen card, so every card the draw could take is weighed once,
+   each with its exact probability.
 3. **Leaves** are scored by the game's evaluator (:mod:`ai.evaluate`):
    the expected round margin in points from the seat's side, and the chance of
    winning the round.
@@ -61,7 +67,7 @@ from typing import Any
 
 from ai.evaluate import DealFn, Evaluator, Leaf, evaluator_for
 from engine.errors import GameOverError, NotYourTurnError
-from engine.game import Game, Move, Observation, State
+from engine.game import Game, Move, Observation, State, uniform_deal
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ class Level:
     batch: int  # worlds per batch (the clock is read between batches)
     randomness: float = 0.0  # chance of answering with a uniformly random legal move
     belief: bool = True  # use the game's belief model for re-deals (if it has one)
+    exact_draws: bool = False  # a root draw is averaged over every unseen card (at least that many worlds)
 
     def budget_ms(self, num_players: int) -> float:
         return self.time_ms * (1 + 0.5 * max(0, num_players - 2))
@@ -84,9 +91,9 @@ class Level:
 LEVELS: dict[int, Level] = {
     1: Level(1, samples=1, time_ms=50, orbits=0, candidates=4, batch=1, randomness=0.75),
     2: Level(2, samples=4, time_ms=100, orbits=1, candidates=6, batch=2),
-    3: Level(3, samples=24, time_ms=200, orbits=1, candidates=10, batch=4),
-    4: Level(4, samples=96, time_ms=1000, orbits=1, candidates=16, batch=8),
-    5: Level(5, samples=400, time_ms=4000, orbits=2, candidates=24, batch=8),
+    3: Level(3, samples=24, time_ms=200, orbits=1, candidates=10, batch=4, exact_draws=True),
+    4: Level(4, samples=96, time_ms=1000, orbits=1, candidates=16, batch=8, exact_draws=True),
+    5: Level(5, samples=400, time_ms=4000, orbits=2, candidates=24, batch=8, exact_draws=True),
 }
 DEFAULT_LEVEL = 3
 MAX_PLIES_PER_WORLD = 400  # a world is cut off (and evaluated) after this many simulated moves
@@ -168,6 +175,16 @@ def search(
     deal = ev.deal(game, view) if use_belief else None
     deadline = start + budget / 1000.0
 
+    # The root draw as a chance node: world k puts the k-th of a fixed shuffle of the unseen cards on top
+    # of the drawn zone, so the worlds draw distinct cards, and at least one world per unseen card
+    # (exact_draws) weights each card by exactly its probability.
+    tops: list[Any] = []
+    if ev.draw_zone is not None and ev.draws_now(game, view):
+        tops = game.unseen_cards(view)
+        random.Random(f"ai/{seed}/tops").shuffle(tops)
+        if lv.exact_draws and ratio >= 1:
+            target = max(target, len(tops))
+
     root_rng = random.Random(f"ai/{seed}/root")
     world0 = game.determinize(view, root_rng, deal=deal)
     legal = game.legal_moves(world0)
@@ -206,7 +223,8 @@ def search(
         t0 = time.perf_counter()
         for k in range(done, done + size):
             wrng = random.Random(f"ai/{seed}/{k}")
-            world = game.determinize(view, wrng, deal=deal)
+            world_deal = _top_card_deal(deal, ev.draw_zone, tops[k % len(tops)]) if tops else deal
+            world = game.determinize(view, wrng, deal=world_deal)
             for j, i in enumerate(active):
                 if k == 0 and j and time.perf_counter() > deadline:
                     # even one world does not fit: keep the candidates it reached (the only cut inside a batch)
@@ -226,6 +244,26 @@ def search(
     ranked = sorted(candidates, key=lambda i: (-stats[i].mean, i))
     results = [(legal[i], stats[i].mean, stats[i].win) for i in ranked]
     return _decision(game, ev, view, lv, results, done, start)
+
+
+def _top_card_deal(deal: DealFn | None, zone_name: str | None, card: Any) -> DealFn:
+    """``deal`` (uniform if None), then ``card`` swapped onto the top (the last card) of the zone named
+    ``zone_name``: the other cards stay dealt as ``deal`` deals them given that top card."""
+    base = deal or uniform_deal
+
+    def dealt(unseen: list[Any], zones: list[dict[str, Any]], rng: random.Random) -> list[list[Any]]:
+        fills = base(unseen, zones, rng)
+        top = next((f for z, f in zip(zones, fills, strict=True) if z.get("zone") == zone_name and f), None)
+        if top is None or top[-1] == card:
+            return fills
+        for fill in fills:
+            if card in fill:
+                at = fill.index(card)
+                fill[at], top[-1] = top[-1], card
+                break
+        return fills
+
+    return dealt
 
 
 def _check_view(view: Observation) -> int:

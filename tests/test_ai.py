@@ -229,6 +229,44 @@ def test_rummy_leaf_after_one_draw_is_the_exact_mean_over_every_draw(game_id, da
     assert after_one_draw(hand, rules, unseen, 0.5) == pytest.approx(bonus)
 
 
+def test_a_root_stock_draw_is_averaged_over_every_unseen_card(monkeypatch):
+    # the draw is a chance node: the worlds put each unseen card on top of the stock exactly once
+    game = get_game("three-thirteen")
+    state = game.new_match(2, seed=12)
+    view = game.observation(state, state.to_move)
+    assert view["phase"] == "draw"
+    unseen = game.unseen_cards(view)
+    choose_move(game, view, seed=3, time_ms=380)  # warms the solver's caches: the clock must not cut below
+    tops: list[int] = []
+    real = game.determinize
+
+    def spy(*args, **kwargs):
+        world = real(*args, **kwargs)
+        tops.append(world.stock[-1])
+        return world
+
+    monkeypatch.setattr(game, "determinize", spy)
+    d = choose_move(game, view, seed=3, time_ms=380)  # 1.9x the budget: 46 worlds at least, and one per card
+    assert d.samples == len(unseen) == 48
+    assert sorted(tops[1:]) == unseen  # tops[0] is the root's world, which only lists the legal moves
+
+
+def test_top_card_deal_keeps_the_deal_consistent():
+    from ai.search import _top_card_deal
+
+    game = get_game("threezies")
+    state = positions(game, 2, seed=4, count=1, stride=5)[0]
+    view = game.observation(state, 0)
+    unseen = game.unseen_cards(view)
+    rng = random.Random(1)
+    for card in unseen[:10]:
+        fills = _top_card_deal(None, "stock", card)(unseen, view["hidden"], rng)
+        stock = next(f for z, f in zip(view["hidden"], fills, strict=True) if z["zone"] == "stock")
+        assert stock[-1] == card
+        assert sorted(c for f in fills for c in f) == unseen
+        assert [len(f) for f in fills] == [z["size"] - len(z.get("known", ())) for z in view["hidden"]]
+
+
 def test_least_score_declares_with_a_very_low_hand():
     game = get_game("least-score")
     state = game.from_setup(2, {"hands": [["AC", "AD", "2C"], ["9S", "KH", "QD", "8C", "7H"]], "floor": ["5S"],

@@ -45,9 +45,20 @@ sampling), then for the AI itself:
 * the AI (level 3, 100 deals): the hope leaf +12.2, this leaf +16.2 (+4.0 +- 3.0), with ``b`` = 0.5 +17.0
   (+4.8 +- 3.4).
 
-The report (``bench/ai_strength.py --games 200``, deals 1-100, ``b`` = 0.5): Three Thirteen 0.642 [0.588, 0.697],
-margin +14.5 [10.9, 18.1]; Threezies 0.662 [0.611, 0.714], +14.0 [10.7, 17.2]. The hope leaf on the same deals:
-0.565, +11.0 and 0.645, +11.1.
+The fifth session's report (``bench/ai_strength.py --games 200``, deals 1-100, ``b`` = 0.5): Three Thirteen
+0.642 [0.588, 0.697], margin +14.5 [10.9, 18.1]; Threezies 0.662 [0.611, 0.714], +14.0 [10.7, 17.2]. The hope leaf
+on the same deals: 0.565, +11.0 and 0.645, +11.1.
+
+Sixth session (``bench/ai_ab.py``, Three Thirteen against greedy, paired on the same deals):
+
+* the root stock draw as an exact chance node (``draw_zone``: every unseen card on top of the stock in one
+  world each, :mod:`ai.search`) against 24 sampled worlds, deals 1-50: +0.4 points per game [-1.8, +2.5] (the
+  sampled draw scored -0.38 [-2.53, +1.77] against it), win share +0.005. No measurable gain, as the draw
+  choice's sampling noise was small, but kept: it is the chance node the search promises, each card weighed
+  by its exact probability, for about twice the worlds on draw decisions only (well inside the budget);
+* one orbit of the other seat's reply again (``orbit_shift`` 0) with this leaf: deals 1-50 margin -0.4
+  [-5.7, +4.8], win share +0.055 [-0.018, +0.128]; deals 51-100 margin -3.7 [-8.8, +1.4], win share -0.050
+  [-0.139, +0.039]. No gain for twice the time: the reply stays out.
 
 Earlier leaves and searches, each measured against the hope leaf above (``bench/ai_strength.py`` against
 greedy, 60 duplicate deals = 120 games each, the same deals for both arms; baseline: the hope leaf, Three
@@ -263,6 +274,7 @@ def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: t
 class RummyEvaluator(Evaluator):
     meld_bonus = 0.5  # a drawn card that makes a meld counts 1.5 times its gain (measured: see the module docstring)
     margin_scale = 12.0
+    draw_zone = "stock"  # a draw from the stock is a chance node over every unseen card (ai.search)
     orbit_shift = -1  # measured: 0.65 against greedy without the others' reply, 0.40 with it (Threezies)
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
@@ -313,6 +325,9 @@ class RummyEvaluator(Evaluator):
             rest.remove(card)
             key = tuple(rest)
         return key
+
+    def draws_now(self, game: Game, view: Observation) -> bool:
+        return view["phase"] == "draw" and view["to_move"] == view["seat"]
 
     def own_candidates(self, game: Game, state: State, moves: list[Move]) -> list[Move]:
         """After a draw, only the go-outs and the 4 discards leaving the least deadwood are worth a leaf."""
