@@ -19,9 +19,9 @@
    The seat's own root draw is enumerated rather than sampled when its
    evaluator names the zone it draws from (``draw_zone``): world ``k`` puts the
    ``k``-th card of a fixed shuffle of the unseen cards on top of that zone
-   (the rest dealt as usual around it), and levels 3-5 sample at least one
-   world per unseen card, so every card the draw could take is weighed once,
-   each with its exact probability.
+   (the rest dealt as usual around it), and levels 3-5 (at their default
+   budget or more) sample at least one world per unseen card, so every card
+   the draw could take is weighed once, each with its exact probability.
 3. **Leaves** are scored by the game's evaluator (:mod:`ai.evaluate`):
    the expected round margin in points from the seat's side, and the chance of
    winning the round.
@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ai.evaluate import DealFn, Evaluator, Leaf, evaluator_for
+from engine.cards import Card
 from engine.errors import GameOverError, NotYourTurnError
 from engine.game import Game, Move, Observation, State, uniform_deal
 
@@ -178,7 +179,7 @@ def search(
     # The root draw as a chance node: world k puts the k-th of a fixed shuffle of the unseen cards on top
     # of the drawn zone, so the worlds draw distinct cards, and at least one world per unseen card
     # (exact_draws) weights each card by exactly its probability.
-    tops: list[Any] = []
+    tops: list[Card] = []
     if ev.draw_zone is not None and ev.draws_now(game, view):
         tops = game.unseen_cards(view)
         random.Random(f"ai/{seed}/tops").shuffle(tops)
@@ -246,12 +247,12 @@ def search(
     return _decision(game, ev, view, lv, results, done, start)
 
 
-def _top_card_deal(deal: DealFn | None, zone_name: str | None, card: Any) -> DealFn:
+def _top_card_deal(deal: DealFn | None, zone_name: str | None, card: Card) -> DealFn:
     """``deal`` (uniform if None), then ``card`` swapped onto the top (the last card) of the zone named
     ``zone_name``: the other cards stay dealt as ``deal`` deals them given that top card."""
     base = deal or uniform_deal
 
-    def dealt(unseen: list[Any], zones: list[dict[str, Any]], rng: random.Random) -> list[list[Any]]:
+    def dealt(unseen: list[Card], zones: list[dict[str, Any]], rng: random.Random) -> list[list[Card]]:
         fills = base(unseen, zones, rng)
         top = next((f for z, f in zip(zones, fills, strict=True) if z.get("zone") == zone_name and f), None)
         if top is None or top[-1] == card:
