@@ -20,6 +20,7 @@ COPY pyproject.toml README.md* ./
 COPY engine ./engine
 COPY ai ./ai
 COPY service ./service
+COPY cli ./cli
 COPY openapi.yaml ./
 RUN pip install --no-cache-dir . && mkdir -p "$PROMETHEUS_MULTIPROC_DIR" \
     && chown -R cardtable:cardtable /app "$PROMETHEUS_MULTIPROC_DIR"

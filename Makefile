@@ -19,10 +19,10 @@ serve: install
 	$(BIN)/cardtable serve
 
 lint: install
-	$(BIN)/ruff check engine ai service tests bench
-	$(BIN)/mypy engine ai service
+	$(BIN)/ruff check engine ai service cli tests bench
+	$(BIN)/mypy engine ai service cli
 
-# tests/test_browser.py drives Debian's chromium headless (never a downloaded browser build)
+# tests/service/test_browser.py drives Debian's chromium headless (never a downloaded browser build)
 browser:
 	@[ -x /usr/bin/chromium ] || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 

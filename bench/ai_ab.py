@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ai_strength import _mean_ci, play_game, summarize, tuned_evaluator
 

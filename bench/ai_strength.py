@@ -7,7 +7,7 @@
 
 Pairings: for each game (2 players; and 4 players for contract rummy and Least
 Score), the AI at ``--level`` (default 3) against each of ``--opponents``:
-``random`` (uniform legal play), ``greedy`` (bench/greedy.py, one ply, no
+``random`` (uniform legal play), ``greedy`` (ai/baselines.py, one ply, no
 look-ahead), ``ai-nobelief`` (the same AI with a uniform belief: the A/B test of
 the belief model).
 
@@ -41,10 +41,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from greedy import greedy_move, random_move
-
+from ai.baselines import greedy_move, random_move
 from ai.evaluate import Evaluator, evaluator_for
 from ai.search import search
 from engine.game import Game, Move, Observation

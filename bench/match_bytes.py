@@ -3,7 +3,7 @@
     python bench/match_bytes.py --json
 
 For each game and player count (the minimum and the maximum), a match is first played to its end with
-the engine alone (the greedy baseline of ``bench/greedy.py`` for every seat, so rounds end the way real
+the engine alone (the greedy baseline of ``ai/baselines.py`` for every seat, so rounds end the way real
 ones do) to learn its length; then the same match is played through the API (Flask test client, a real
 ``redis-server`` of its own) to half that length, and the match's keys are measured:
 ``redis_bytes`` is Redis' ``MEMORY USAGE`` of the match hash and the log list (the state blob, seats,
@@ -14,7 +14,6 @@ Goal: <= 32 KB for 8-player contract rummy.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import random
 import shutil
@@ -27,24 +26,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+sys.path.insert(0, str(ROOT))
 
 MAX_PLIES = 20_000
 
 
 def _policy() -> Any:
-    greedy_move: Any = None
-    with contextlib.suppress(ImportError):
-        from greedy import greedy_move
+    from ai.baselines import greedy_move
 
     def choose(game: Any, view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        if greedy_move is not None:
-            try:
-                return dict(greedy_move(game, view, rng))
-            except Exception:  # a baseline not written for this game yet: random legal play
-                pass
-        state = game.determinize(view, random.Random(0))
-        return dict(rng.choice(game.legal_moves(state)))
+        return dict(greedy_move(game, view, rng))
 
     return choose
 

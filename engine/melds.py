@@ -13,7 +13,7 @@ TT4, TT5, TZ5). Every rummy game describes its melds with one
 0
 
 How the solver works (all of it pure Python, exact, and cross-checked against
-a brute force in ``tests/test_melds.py``):
+a brute force in ``tests/engine/test_melds.py``):
 
 * Wild cards are a *count*. While at least one meld holds a natural card, any
   further wild can join a meld (a set takes any number; a run grows, and a

@@ -68,29 +68,19 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     register_error_handlers(app, metrics)
     _instrument(app, metrics, cfg)
 
+    from service import play_page
     from service.blueprints import games, matches, ops, stateless
 
     app.register_blueprint(games.bp)
     app.register_blueprint(matches.bp)
     app.register_blueprint(stateless.bp)
     app.register_blueprint(ops.bp)
-    _register_optional(app)
+    app.register_blueprint(play_page.bp)
     _confine_limiter(app)
     from engine.registry import all_games
 
     all_games()  # import every game now (at worker boot), not during a first request
     return app
-
-
-def _register_optional(app: Flask) -> None:
-    """Blueprints that live in other modules of the project (the browser client at ``/play``)."""
-    import importlib
-
-    try:
-        module = importlib.import_module("service.play_page")
-    except ImportError:
-        return
-    app.register_blueprint(module.bp)
 
 
 def limiter_storage(url: str, client: Any, cfg: Config) -> tuple[str, dict[str, Any]]:

@@ -58,7 +58,7 @@ Readings of the rules, written down where the text leaves a choice:
 
 What ``legal_moves`` lists for going down (the validator accepts every legal arrangement, listed or not).
 The list is meant to hold a ``go_down`` whenever some legal arrangement exists (so that a client, or an AI
-that plays only listed moves, can always go down); ``tests/test_contract_rummy_go_down.py`` checks this
+that plays only listed moves, can always go down); ``tests/engine/test_contract_rummy_go_down.py`` checks this
 against a brute-force search for every contract and option. It holds at most :data:`MAX_LISTED_GO_DOWNS`
 moves, no two of the same cards: *distinct* is as a multiset of melds, each the multiset of its cards.
 

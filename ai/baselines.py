@@ -1,4 +1,6 @@
-"""Greedy one-ply baselines for the AI benchmarks: each looks at its own move's immediate effect only.
+"""Baseline players for every game, playing from a seat's view only: ``random`` and ``greedy``.
+
+Greedy looks at its own move's immediate effect only:
 
     greedy_move(game, view, rng) -> move     # a legal move for the view's seat, from the view only
     random_move(game, view, rng) -> move     # a uniformly random legal move

@@ -18,11 +18,11 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from cli.play import TerminalMatch, parse_options
+from cli.textview import Style, renderer_for, wants_color
 from engine.registry import get_game
-from service.play_cli import TerminalMatch, parse_options
-from service.textview import Style, renderer_for, wants_color
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROMPT = r"Your move \[1-(\d+), h hint, q quit\]> "
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -31,7 +31,7 @@ def cardtable_command() -> list[str]:
     script = Path(sys.executable).parent / "cardtable"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "service.cli"]
+    return [sys.executable, "-m", "cli.main"]
 
 
 def spawn(*args: str, color: bool = False) -> pexpect.spawn:

@@ -9,7 +9,6 @@ that seat's view, events, legal moves, log and hint responses — and from the s
 
 from __future__ import annotations
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
 import json
 import random
 from collections import Counter
@@ -19,7 +18,8 @@ import pytest
 
 from engine.cards import CARD_NAMES
 from engine.registry import all_games
-from tests.service_conftest import RedisServer, bearer, cards_in, create, make_app, redis_server  # noqa: F401
+from tests.servers import RedisServer
+from tests.service.helpers import bearer, cards_in, create, make_app
 
 MOVES_PER_MATCH = 40
 CHECK_EVERY = 4

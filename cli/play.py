@@ -19,10 +19,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from cli.textview import Renderer, Style, is_round_end, renderer_for, seat_names
 from engine.errors import EngineError
 from engine.game import Game, Move, State
 from engine.registry import get_game
-from service.textview import Renderer, Style, is_round_end, renderer_for, seat_names
 
 HUMAN = 0
 HELP = "Type the number of a move, a card when only one move uses it, h for a hint, q to quit."

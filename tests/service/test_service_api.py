@@ -3,7 +3,6 @@ through the API where the game exists)."""
 
 from __future__ import annotations
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
 import json
 from typing import Any
 
@@ -11,7 +10,7 @@ import pytest
 
 from engine.cards import parse_cards
 from engine.registry import all_games, get_game
-from tests.service_conftest import app, bearer, cards_in, client, create, redis_server  # noqa: F401
+from tests.service.helpers import bearer, cards_in, create
 
 TT = "three-thirteen"
 
@@ -438,7 +437,7 @@ def test_health_ready_metrics_spec_and_docs(client: Any) -> None:
 def test_matches_expire_after_the_idle_time(redis_server: Any) -> None:
     import time
 
-    from tests.service_conftest import make_app
+    from tests.service.helpers import make_app
 
     short = make_app(redis_server.url, match_ttl_seconds=1).test_client()
     m = create(short, TT, 2)
@@ -550,7 +549,7 @@ def test_the_log_survives_chunking_and_since_reads_across_chunks(client: Any, ap
 
 
 def test_cors_only_for_configured_origins(redis_server: Any) -> None:
-    from tests.service_conftest import make_app
+    from tests.service.helpers import make_app
 
     open_app = make_app(redis_server.url, cors_origins="https://cards.example").test_client()
     r = open_app.options("/v1/matches", headers={"Origin": "https://cards.example",

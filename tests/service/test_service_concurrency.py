@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
 import http.client
 import json
 import threading
@@ -14,7 +13,8 @@ import pytest
 from werkzeug.serving import make_server
 
 from engine.registry import get_game
-from tests.service_conftest import RedisServer, app, bearer, create, make_app, redis_server  # noqa: F401
+from tests.servers import RedisServer
+from tests.service.helpers import bearer, create, make_app
 
 
 @pytest.fixture(scope="module")

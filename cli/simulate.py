@@ -1,7 +1,7 @@
 """``cardtable simulate GAME --games N --seats ai:3,greedy,random``: tournaments between policies.
 
 Each entry of ``--seats`` is a player: ``ai`` / ``ai:L`` (the AI at level L,
-from the player's view only), ``greedy`` (``bench/greedy.py``) or ``random``
+from the player's view only), ``greedy`` (:mod:`ai.baselines`) or ``random``
 (a uniformly random legal move). Game ``i`` is dealt from seed ``seed + i`` and,
 unless ``--no-rotate``, player ``p`` sits at seat ``(p + i) mod N`` so that no
 player keeps the advantage of a seat.
@@ -19,7 +19,6 @@ win rates with their intervals; ``--json`` prints the summary as JSON.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import random
@@ -28,16 +27,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from cli.play import parse_options
 from engine.errors import EngineError
 from engine.game import Game, Move, Observation, State
 from engine.registry import get_game
-from service.play_cli import parse_options
 
 Z95 = 1.959963984540054
-GREEDY_PATH = Path(__file__).resolve().parent.parent / "bench" / "greedy.py"
 
 # A policy picks the move of the seat to move: (game, state, view of that seat, rng) -> move.
 # Only "random" and the built-in ones see the state, and only to list the seat's legal moves.
@@ -99,20 +96,11 @@ def ai_policy(level: int, time_ms: int | None) -> PolicyFn:
 
 
 def greedy_policy() -> PolicyFn:
-    """The greedy baseline of ``bench/greedy.py`` (written with the AI; not duplicated here)."""
-    if not GREEDY_PATH.exists():
-        raise ValueError(f"the greedy policy needs {GREEDY_PATH} (part of a source checkout)")
-    spec = importlib.util.spec_from_file_location("cardtable_bench_greedy", GREEDY_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    fn = getattr(module, "greedy_move", None)
-    if fn is None:
-        raise ValueError(f"{GREEDY_PATH} has no greedy_move(game, view, rng)")
+    """The greedy baseline of :mod:`ai.baselines` (one ply, from the seat's view)."""
+    from ai.baselines import greedy_move
 
     def choose(game: Game, state: State, view: Observation, rng: random.Random) -> Move:
-        return fn(game, view, rng)
+        return greedy_move(game, view, rng)
 
     return choose
 

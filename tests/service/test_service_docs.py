@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
 import shutil
 import threading
 from collections.abc import Iterator
@@ -14,9 +13,10 @@ import yaml
 from playwright.sync_api import sync_playwright
 from werkzeug.serving import make_server
 
-from tests.service_conftest import RedisServer, make_app, redis_server  # noqa: F401
+from tests.servers import RedisServer
+from tests.service.helpers import make_app
 
-SPEC = Path(__file__).resolve().parents[1] / "openapi.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]

@@ -3,7 +3,6 @@ and schemathesis drives the live app from it (bounded examples) — no 5xx, ever
 
 from __future__ import annotations
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
 import atexit
 import hashlib
 import re
@@ -24,9 +23,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.service_conftest import RedisServer, app, create, make_app, redis_server  # noqa: F401
+from tests.servers import RedisServer
+from tests.service.helpers import create, make_app
 
-SPEC = Path(__file__).resolve().parents[1] / "openapi.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
 SEEN: Counter[tuple[str, int]] = Counter()
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
           response_headers_conformance]

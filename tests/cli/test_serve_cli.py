@@ -11,9 +11,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.service_conftest import free_port
+from tests.servers import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _get(url: str) -> tuple[int, bytes]:
@@ -24,7 +24,7 @@ def _get(url: str) -> tuple[int, bytes]:
 def test_cardtable_games_lists_every_game() -> None:
     from engine.registry import all_games
 
-    out = subprocess.run([sys.executable, "-m", "service.cli", "games"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "cli.main", "games"], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout
     assert [line.split(":")[0] for line in out.splitlines()] == [g.info.id for g in all_games()]
 
@@ -33,7 +33,7 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PROMETHEUS_MULTIPROC_DIR")}
     env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--workers", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port), "--workers", "2"],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:

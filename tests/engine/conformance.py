@@ -1,6 +1,6 @@
 """The conformance checks every registered game must pass after every move.
 
-Used by ``tests/test_conformance.py`` (many seeds, every game) and by the
+Used by ``tests/engine/test_conformance.py`` (many seeds, every game) and by the
 benchmarks' smoke runs. A failure message names the game, seed and ply so that
 ``replay`` reproduces it.
 """

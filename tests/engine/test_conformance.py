@@ -11,7 +11,7 @@ import os
 import pytest
 
 from engine.registry import all_games
-from tests.conformance import play_random_game
+from tests.engine.conformance import play_random_game
 
 SCALE = float(os.environ.get("CONFORMANCE_SCALE", "1"))
 

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from service.simulate_cli import wilson_interval
+from cli.simulate import wilson_interval
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHORT = ["-o", "max_turns_per_round=10"]
 
 
 def cardtable(*args: str) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).parent / "cardtable"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "service.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "cli.main"]
     return subprocess.run([*command, "simulate", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 

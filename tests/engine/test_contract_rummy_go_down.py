@@ -20,7 +20,7 @@ from engine.cards import CARD_NAMES, JOKER, parse_card, parse_cards
 from engine.errors import IllegalMoveError
 from engine.games.contract_rummy import CONTRACTS, MAX_LISTED_GO_DOWNS
 from engine.registry import get_game
-from tests import test_contract_rummy as base
+from tests.engine import test_contract_rummy as base
 
 GAME: Any = get_game("contract-rummy")
 WILD_CARDS = (1, 14, 27, 40, JOKER)

@@ -10,7 +10,6 @@ sharing the 16384 slots, joined with ``CLUSTER ADDSLOTS`` / ``CLUSTER MEET`` (no
 
 from __future__ import annotations
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.service_conftest)
 import hashlib
 import json
 import socket
@@ -25,15 +24,8 @@ import redis
 from engine.registry import get_game
 from service.extensions import limiter
 from service.store import CHUNK
-from tests.service_conftest import (
-    RedisServer,
-    bearer,
-    create,
-    free_port,
-    make_app,
-    redis_binary,
-    redis_server,  # noqa: F401
-)
+from tests.servers import RedisServer, free_port, redis_binary
+from tests.service.helpers import bearer, create, make_app
 
 SERVICE = "mymaster"
 SLOTS = 16384

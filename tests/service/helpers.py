@@ -1,0 +1,48 @@
+"""Helpers for the service tests: the app on a given Redis, bearer headers, creating matches, finding cards."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+CARD_RE = re.compile(r"^(?:[A2-9TJQK][CDHS]|JK)$")
+
+
+def make_app(url: str, **overrides: Any) -> Any:
+    from service.app import create_app
+
+    config = {"redis_url": url, "request_log": False, "log_level": "WARNING", "rate_limit_enabled": False,
+              "redis_socket_timeout": 1.0, **overrides}
+    return create_app(config)
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def cards_in(value: Any) -> set[str]:
+    """Every string in a JSON value that is a canonical card name."""
+    out: set[str] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if CARD_RE.match(v):
+                out.add(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
+
+
+def create(client: Any, game: str, n: int = 2, **body: Any) -> dict[str, Any]:
+    players = body.pop("players", [{"name": f"p{i}"} for i in range(n)])
+    r = client.post("/v1/matches", json={"game": game, "players": players, **body})
+    assert r.status_code == 201, r.get_data(as_text=True)
+    return dict(r.get_json())
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
