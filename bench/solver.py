@@ -1,4 +1,4 @@
-"""Throughput of the minimum-deadwood solver (engine/melds.py) on fresh random hands.
+"""Throughput of the minimum-deadwood solver (engine/melds/) on fresh random hands.
 
     python bench/solver.py --json            # ~15 s
     python bench/solver.py --smoke --json    # CI: ~1-2 s

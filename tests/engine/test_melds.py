@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine.melds
+import engine.melds.vocabulary
 from engine.cards import JOKER, format_card, parse_card, parse_cards, standard_deck
 from engine.melds import (
     MeldRules,
@@ -264,8 +265,9 @@ def test_discard_scores_and_ties():
     assert choice.can_go_out and choice.card in (parse_card("7H"), parse_card("TH"))
 
 
-def test_doctests():
-    failures, _ = doctest.testmod(engine.melds)
+@pytest.mark.parametrize("module", [engine.melds, engine.melds.vocabulary])
+def test_doctests(module):
+    failures, _ = doctest.testmod(module)
     assert failures == 0
 
 

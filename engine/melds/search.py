@@ -1,0 +1,357 @@
+"""The solver's general search: an exact memoised search on the lowest remaining card, for what the
+one-deck fast paths of :mod:`engine.melds.solver` do not handle (duplicate cards from several decks,
+more than four wilds, the wild limits that cap wilds per meld), and the builder of
+:class:`~engine.melds.vocabulary.Arrangement`\\ s (which melds, and what each wild stands for)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from itertools import product
+from typing import TYPE_CHECKING, Any
+
+from engine.cards import JOKER, Card, make_card
+from engine.melds.suit_tables import INF, SCALE
+from engine.melds.validity import find_meld, meld_with_targets
+from engine.melds.vocabulary import MAX_RUN, Arrangement, Meld, check_card, position_card
+
+if TYPE_CHECKING:
+    from engine.melds.solver import Solver
+
+
+def solve_by_search(solver: Solver, hand: Sequence[Card], want: bool) -> tuple[int, int, list[Card] | None]:
+    """:meth:`~engine.melds.solver.Solver.solve` by the general search."""
+    total, melded, plan = search(solver, hand, want)
+    if not want:
+        return total, melded, None
+    assert plan is not None
+    return total, melded, sorted(plan[1])
+
+
+def search(solver: Solver, hand: Sequence[Card], want: bool, exact_rooms: bool = False) -> tuple[int, int, Any]:
+    """Exact memoised search; with ``want`` also the plan ``(melds, deadwood, wilds used)``.
+
+    Each meld records the naturals it takes and the least and most wilds it
+    can hold (``lo``..``hi``: the least fills gaps and reaches the minimum
+    size, the most obeys the wild limit and the 13-card run length). Wilds
+    are then shared out; the costliest wilds are the ones melded. With the
+    limits ``none`` and ``at_least_one_natural`` every wild joins once a
+    natural is melded (see :mod:`engine.melds.solver`), so only the least counts
+    (:func:`_search_absorbing`) unless ``exact_rooms`` asks for the plan
+    that also tracks the most.
+    """
+    for c in hand:
+        check_card(c)
+    if len(hand) >= SCALE:
+        raise ValueError(f"hands of {SCALE} or more cards are not supported")
+    rules = solver.rules
+    wt = solver.weight
+    total = sum(wt[c] for c in hand)
+    wild_rank_cards = sorted(c for c in hand if c != JOKER and rules.is_wild(c))
+    jokers = [c for c in hand if c == JOKER]
+    plain = sorted(c for c in hand if c != JOKER and not rules.is_wild(c))
+    dead_jokers = [] if solver.jokers_wild else jokers
+    wild_jokers = jokers if solver.jokers_wild else []
+    # Which wild-rank cards act as naturals (only matters when a meld needs naturals)
+    if solver.all_wild_ok:
+        natural_options: list[list[Card]] = [[]]
+    else:
+        counts = sorted(Counter(wild_rank_cards).items())
+        natural_options = []
+        for picks in product(*[range(k + 1) for _, k in counts]):
+            natural_options.append([c for (c, _), p in zip(counts, picks, strict=True) for _ in range(p)])
+    best = -1
+    best_plan: Any = None
+    for as_natural in natural_options:
+        wild_cards = list(wild_rank_cards)
+        for c in as_natural:
+            wild_cards.remove(c)
+        wild_cards += wild_jokers
+        wild_cards.sort(key=lambda c: (-wt[c], c))
+        naturals = tuple(sorted(plain + as_natural))
+        if solver.absorbing and not exact_rooms:
+            value, plan = _search_absorbing(solver, naturals, [wt[c] for c in wild_cards], want)
+        else:
+            value, plan = _search_one(solver, naturals, [wt[c] for c in wild_cards], want)
+        if value > best:
+            best = value
+            if want:
+                melds, used = plan
+                left_wilds = wild_cards[used:]
+                melded_naturals = Counter(c for m in melds for c in m[1])
+                dead = list((Counter(naturals) - melded_naturals).elements()) + left_wilds + dead_jokers
+                best_plan = (melds, dead, wild_cards[:used])
+    return total, best, best_plan
+
+
+def _search_absorbing(solver: Solver, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:
+    """:func:`_search_one` for the limits where every wild joins once a natural is melded.
+
+    Only the least wilds of each meld count, and a run never skips a
+    natural left in its span (swapping it in for the wild there is never
+    worse, even with duplicates: the wild can stand for it in the other
+    meld), so runs take the next available ranks in a row.
+    """
+    wt = solver.weight
+    n_wild = len(wild_w)
+    min_set, min_run, ace_high = solver.min_set, solver.min_run, solver.ace_high
+    memo: dict[tuple[tuple[Card, ...], int], tuple[int, Any]] = {}
+
+    def solve(rest: tuple[Card, ...], lo: int) -> int:
+        key = (rest, lo)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+        if not rest:
+            memo[key] = (0, None)
+            return 0
+        c = rest[0]
+        tail = rest[1:]
+        best = solve(tail, lo)
+        choice: Any = None
+        rank = c % 13
+        same = [x for x in tail if x % 13 == rank]
+        kinds = sorted(set(same))
+        smallest = min_set if len(same) + 1 >= min_set else 1  # a short set is never needed then
+        for picks in product(*[range(same.count(x) + 1) for x in kinds]):
+            taken = [c] + [x for x, p in zip(kinds, picks, strict=True) for _ in range(p)]
+            k = len(taken)
+            if k < smallest:
+                continue
+            need = min_set - k if k < min_set else 0
+            if lo + need > n_wild:
+                continue
+            rest2 = _remove(tail, taken[1:])
+            v = sum(wt[x] for x in taken) + solve(rest2, lo + need)
+            if v > best:
+                best = v
+                choice = ("set", tuple(taken), need, INF, (rest2, lo + need))
+        suit = c // 13
+        p = c % 13 + 1
+        higher = sorted({x for x in tail if x // 13 == suit and x != c})
+        for place in [1, 14] if (p == 1 and ace_high) else [p]:
+            if place == 14:
+                runs = [higher[len(higher) - j:] for j in range(1, len(higher) + 1)]
+            else:
+                runs = [higher[:j] for j in range(len(higher) + 1)]
+            for picked in runs:
+                k = 1 + len(picked)
+                span = 14 - picked[0] % 13 if place == 14 else (picked[-1] % 13 + 2 - p if picked else 1)
+                if span > MAX_RUN:
+                    break
+                need = span - k + (min_run - span if span < min_run else 0)
+                if lo + need > n_wild:
+                    continue
+                rest2 = _remove(tail, picked)
+                v = wt[c] + sum(wt[x] for x in picked) + solve(rest2, lo + need)
+                if v > best:
+                    best = v
+                    choice = ("run", (c, *picked), need, MAX_RUN - k, (rest2, lo + need), place)
+        memo[key] = (best, choice)
+        return best
+
+    natural = solve(naturals, 0)
+    used = n_wild if natural > 0 or (solver.all_wild_ok and n_wild >= solver.all_wild_size) else 0
+    value = natural + sum(wild_w[:used])
+    if not want:
+        return value, None
+    melds = []
+    key = (naturals, 0)
+    while key[0]:
+        _, choice = memo[key]
+        if choice is None:
+            key = (key[0][1:], key[1])
+            continue
+        melds.append(choice)
+        key = choice[4]
+    return value, (melds, used)
+
+
+def _search_one(solver: Solver, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:
+    wt = solver.weight
+    n_wild = len(wild_w)
+    prefix = [0]
+    for w in wild_w:
+        prefix.append(prefix[-1] + w)
+    min_set, min_run, limit = solver.min_set, solver.min_run, solver.limit
+    all_wild_ok, all_wild_size = solver.all_wild_ok, solver.all_wild_size
+    ace_high = solver.ace_high
+    if limit in ("none", "at_least_one_natural"):
+        def cap(k: int) -> int:
+            return INF
+    elif limit == "not_more_than_naturals":
+        def cap(k: int) -> int:
+            return k
+    else:
+        def cap(k: int) -> int:
+            return k - 1
+    memo: dict[tuple[tuple[Card, ...], int, int], tuple[int, Any]] = {}
+
+    def used_wilds(lo: int, hi: int) -> int:
+        if all_wild_ok and n_wild - lo >= all_wild_size:
+            return n_wild
+        return hi if hi < n_wild else n_wild
+
+    def solve(rest: tuple[Card, ...], lo: int, hi: int) -> int:
+        key = (rest, lo, hi)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+        if not rest:
+            value = prefix[used_wilds(lo, hi)]
+            memo[key] = (value, None)
+            return value
+        c = rest[0]
+        tail = rest[1:]
+        best = solve(tail, lo, hi)
+        choice: Any = None
+        # sets holding c: any sub-multiset of the other cards of its rank
+        rank = c % 13
+        same = [x for x in tail if x % 13 == rank]
+        kinds = sorted(set(same))
+        for picks in product(*[range(same.count(x) + 1) for x in kinds]):
+            taken = [c] + [x for x, p in zip(kinds, picks, strict=True) for _ in range(p)]
+            k = len(taken)
+            need = min_set - k if k < min_set else 0
+            room = cap(k)
+            if need > room or lo + need > n_wild:
+                continue
+            rest2 = _remove(tail, taken[1:])
+            nhi = hi + room
+            v = sum(wt[x] for x in taken) + solve(rest2, lo + need, nhi if nhi < n_wild else n_wild)
+            if v > best:
+                best = v
+                choice = ("set", tuple(taken), need, room, (rest2, lo + need, min(nhi, n_wild)))
+        # runs holding c as their lowest natural (or as a high ace, their highest)
+        suit = c // 13
+        p = c % 13 + 1
+        higher = sorted({x for x in tail if x // 13 == suit and x != c})
+        places = [1, 14] if (p == 1 and ace_high) else [p]
+        for bits in range(1 << len(higher)):
+            picked = [higher[i] for i in range(len(higher)) if bits >> i & 1]
+            k = 1 + len(picked)
+            for place in places:
+                if place == 14 and not picked:
+                    continue  # a lone high ace is the same as a lone low ace
+                span = 14 - picked[0] % 13 if place == 14 else (picked[-1] % 13 + 2 - p if picked else 1)
+                if span > MAX_RUN:
+                    continue
+                need = span - k + (min_run - span if span < min_run else 0)
+                room = min(cap(k), MAX_RUN - k)
+                if need > room or lo + need > n_wild:
+                    continue
+                rest2 = _remove(tail, picked)
+                nhi = hi + room
+                v = wt[c] + sum(wt[x] for x in picked) + solve(rest2, lo + need, nhi if nhi < n_wild else n_wild)
+                if v > best:
+                    best = v
+                    choice = ("run", (c, *picked), need, room, (rest2, lo + need, min(nhi, n_wild)), place)
+        memo[key] = (best, choice)
+        return best
+
+    value = solve(naturals, 0, 0)
+    if not want:
+        return value, None
+    melds = []
+    key = (naturals, 0, 0)
+    lo = hi = 0
+    while True:
+        _, choice = memo[key]
+        rest, lo_k, hi_k = key
+        if not rest:
+            lo, hi = lo_k, hi_k
+            break
+        if choice is None:
+            key = (rest[1:], lo_k, hi_k)
+            continue
+        melds.append(choice)
+        key = choice[4]
+    used = used_wilds(lo, hi)
+    return value, (melds, used)
+
+
+def arrangement(solver: Solver, hand: Sequence[Card]) -> Arrangement:
+    total, melded, plan = search(solver, hand, True)
+    melds, dead, wilds = plan
+    realized = _realize(solver, melds, wilds)
+    if realized is None:  # every meld is a full run: ask for a split that leaves room
+        total, melded, plan = search(solver, hand, True, exact_rooms=True)
+        melds, dead, wilds = plan
+        realized = _realize(solver, melds, wilds)
+        assert realized is not None
+    score = (total - melded) // SCALE
+    return Arrangement(score, tuple(realized), tuple(sorted(dead)))
+
+
+def _realize(solver: Solver, plan: list[Any], wilds: list[Card]) -> list[Meld] | None:
+    """Concrete melds from the search plan: share out ``wilds`` and say what each stands for.
+
+    None if the extra wilds fit nowhere (only when every meld is a full run)."""
+    extra = len(wilds) - sum(m[2] for m in plan)
+    counts = [m[2] for m in plan]
+    if sum(m[3] - m[2] for m in plan) >= extra:
+        # extra wilds join the melds: sets first (they take any number), then runs
+        order = sorted(range(len(plan)), key=lambda i: plan[i][0] != "set")
+        for i in order:
+            give = min(plan[i][3] - plan[i][2], extra)
+            counts[i] += give
+            extra -= give
+    elif not (solver.all_wild_ok and extra >= solver.all_wild_size):
+        return None
+    # else the extra wilds (a meld's worth at least) make one all-wild meld
+    pool = list(wilds)
+    out = []
+    for m, j in zip(plan, counts, strict=True):
+        mine, pool = pool[:j], pool[j:]
+        if m[0] == "set":
+            out.append(_set_meld(solver, list(m[1]), mine))
+        else:
+            out.append(_run_meld(solver, list(m[1]), m[5], mine))
+    if pool:
+        out.append(_all_wild_meld(solver, pool))
+    return out
+
+
+def _set_meld(solver: Solver, naturals: list[Card], wilds: list[Card]) -> Meld:
+    rank = naturals[0] % 13
+    targets = [make_card(rank + 1, 0 if w == JOKER else w // 13) for w in wilds]
+    meld = meld_with_targets(tuple(naturals + wilds), tuple(naturals + targets), solver.rules)
+    assert meld is not None, (naturals, wilds)
+    return meld
+
+
+def _run_meld(solver: Solver, naturals: list[Card], first_place: int, wilds: list[Card]) -> Meld:
+    suit = naturals[0] // 13
+    places = [first_place] + [c % 13 + 1 for c in naturals[1:]]
+    lo, hi = min(places), max(places)
+    length = len(naturals) + len(wilds)
+    top = 14 if solver.ace_high and lo != 1 else 13
+    hi_w = min(top, lo + length - 1)
+    lo_w = hi_w - length + 1
+    taken = set(places)
+    free = [p for p in range(lo_w, hi_w + 1) if p not in taken]
+    cards = naturals + wilds
+    targets = [position_card(suit, p) for p in places] + [position_card(suit, p) for p in free]
+    meld = meld_with_targets(tuple(cards), tuple(targets), solver.rules)
+    assert meld is not None and hi >= lo, (naturals, wilds)
+    return meld
+
+
+def _all_wild_meld(solver: Solver, wilds: list[Card]) -> Meld:
+    meld = find_meld(tuple(sorted(wilds)), solver.rules)
+    assert meld is not None, wilds
+    return meld
+
+
+def _remove(cards: tuple[Card, ...], taken: Sequence[Card]) -> tuple[Card, ...]:
+    """The sorted multiset ``cards`` minus ``taken``."""
+    if not taken:
+        return cards
+    need = Counter(taken)
+    out = []
+    for x in cards:
+        if need[x]:
+            need[x] -= 1
+        else:
+            out.append(x)
+    return tuple(out)
