@@ -143,11 +143,8 @@ CONTRACTS: dict[int, tuple[int, int, int, int]] = {
 SET_SIZE = 3
 MAX_LISTED_GO_DOWNS = 24
 
-# R9: points for a card left in hand, by card
-CARD_POINTS: tuple[int, ...] = tuple(
-    25 if c == JOKER else 15 if c % 13 == 0 else 20 if c % 13 == 1 else 10 if c % 13 >= 9 else 5
-    for c in range(53)
-)
+# R9: points for a card left in hand, by card (the values of contract rummy's melds)
+CARD_POINTS: tuple[int, ...] = contracts.CONTRACT_MELDS.values
 
 
 def card_points(cards: Sequence[Card]) -> int:
