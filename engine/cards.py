@@ -11,7 +11,6 @@ this module is the only place that knows the encoding.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from engine.errors import InvalidCardError
@@ -57,6 +56,9 @@ def _build_parse_table() -> dict[str, Card]:
 
 _PARSE = _build_parse_table()
 CARD_NAMES: tuple[str, ...] = tuple(format_card(c) for c in range(NUM_CARD_KINDS))
+#: The card of each canonical name (``"TH"``, not ``"10h"``): a fast look-up for names the engine wrote
+#: itself, such as the cards of a listed move; :func:`parse_card` reads what clients send.
+CARD_OF_NAME: dict[str, Card] = {name: c for c, name in enumerate(CARD_NAMES)}
 
 
 def parse_card(token: str) -> Card:
@@ -89,39 +91,7 @@ def cards_str(cards: Iterable[Card]) -> str:
     return " ".join(CARD_NAMES[c] for c in cards)
 
 
-def sort_cards(cards: Iterable[Card]) -> list[Card]:
-    """Sorted by suit then rank, jokers last (the canonical order of a hand)."""
-    return sorted(cards)
-
-
 def standard_deck(packs: int = 1, jokers: int = 0, ranks: Sequence[int] = tuple(range(1, 14))) -> list[Card]:
     """``packs`` copies of every card of ``ranks`` in four suits, plus ``jokers`` jokers."""
     one = [make_card(r, s) for s in range(4) for r in ranks]
     return one * packs + [JOKER] * jokers
-
-
-def card_counts(cards: Iterable[Card]) -> Counter[Card]:
-    return Counter(cards)
-
-
-def remove_cards(hand: list[Card], cards: Iterable[Card]) -> list[Card]:
-    """``hand`` minus the multiset ``cards``; raises ValueError if one is missing."""
-    rest = list(hand)
-    for c in cards:
-        rest.remove(c)
-    return rest
-
-
-def contains_all(hand: Iterable[Card], cards: Iterable[Card]) -> bool:
-    """Whether the multiset ``hand`` holds the multiset ``cards``."""
-    need = Counter(cards)
-    have = Counter(hand)
-    return all(have[c] >= n for c, n in need.items())
-
-
-def hand_mask(cards: Iterable[Card]) -> int:
-    """Bitmask of a hand with at most one copy of each card (bit ``card``)."""
-    m = 0
-    for c in cards:
-        m |= 1 << c
-    return m

@@ -12,6 +12,8 @@ class EngineError(Exception):
     """Base of all engine errors."""
 
     code = "engine_error"
+    #: For an error about fields of a request: field name -> what is wrong with it (short messages).
+    errors: dict[str, list[str]] | None = None
 
 
 class InvalidCardError(EngineError, ValueError):
@@ -63,3 +65,31 @@ class NotYourTurnError(IllegalMoveError):
 
 class GameOverError(IllegalMoveError):
     code = "game_over"
+
+
+class InvalidHandError(EngineError, ValueError):
+    """A hand to analyze that no deal of the game gives (a card more often than the deck holds, too many
+    cards); ``reason`` says it in a few words."""
+
+    code = "invalid_hand"
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.errors = {"hand": [reason]}
+
+
+class InvalidRoundError(EngineError, ValueError):
+    """A round (or hand) number the game does not have. Its code is the API's code for a request field
+    out of range."""
+
+    code = "invalid_request"
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.errors = {"round": [reason]}
+
+
+class AnalysisUnsupportedError(EngineError):
+    """The game has no hand analysis."""
+
+    code = "analysis_unsupported"

@@ -30,13 +30,16 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from engine.cards import CARD_NAMES, Card, parse_card, parse_cards
 from engine.errors import (
+    AnalysisUnsupportedError,
     GameOverError,
+    InvalidHandError,
     InvalidMoveError,
     InvalidOptionError,
+    InvalidRoundError,
     InvalidSetupError,
     InvalidStateError,
     NotYourTurnError,
@@ -310,15 +313,12 @@ def chance_rng(state: State) -> random.Random:
 # The game interface
 
 
-class Game:
-    """Base of the five games. Subclasses set ``info`` and ``state_class`` and fill in the hooks."""
+class Game(Generic[S]):
+    """Base of the five games, generic over the game's state type ``S``. Subclasses set ``info`` and
+    ``state_class`` and fill in the hooks; the hooks of a move get the seat making it (``to_move``)."""
 
     info: ClassVar[GameInfo]
-    state_class: ClassVar[type[State]]
-    # True: ``apply`` makes a shallow copy and ``_play`` replaces every list it changes instead of
-    # changing it in place (copy on write), so states share their unchanged lists. States are
-    # values either way: change them only through ``apply``, or ``clone()`` one first.
-    copy_on_write: ClassVar[bool] = False
+    state_class: type[S]
 
     # -- options and setup -------------------------------------------------
 
@@ -346,7 +346,7 @@ class Game:
             raise InvalidOptionError("players", f"{self.info.name} is for {lo}-{hi} players, not {num_players!r}")
         return num_players
 
-    def new_match(self, num_players: int, options: Mapping[str, Any] | None = None, seed: int = 0) -> State:
+    def new_match(self, num_players: int, options: Mapping[str, Any] | None = None, seed: int = 0) -> S:
         """A new match, dealt from ``seed``."""
         num_players = self.check_players(num_players)
         opts = self.check_options(options, num_players)
@@ -361,7 +361,7 @@ class Game:
         setup: Mapping[str, Any],
         options: Mapping[str, Any] | None = None,
         seed: int = 0,
-    ) -> State:
+    ) -> S:
         """A match from an explicit position (RULES.md C8): hands, stock (top first), discard pile
         (bottom first), dealer, round, scores. What the setup leaves out is dealt from the seed."""
         num_players = self.check_players(num_players)
@@ -374,10 +374,10 @@ class Game:
         self._check_card_conservation(state)
         return state
 
-    def _start_game(self, state: State) -> None:
+    def _start_game(self, state: S) -> None:
         raise NotImplementedError
 
-    def _setup(self, state: State, setup: Mapping[str, Any]) -> None:
+    def _setup(self, state: S, setup: Mapping[str, Any]) -> None:
         raise InvalidSetupError(f"{self.info.name} does not support explicit positions yet")
 
     # -- the deck -----------------------------------------------------------
@@ -386,7 +386,7 @@ class Game:
         """Every card of a match of this size, as a multiset (one round's deck)."""
         raise NotImplementedError
 
-    def cards_in_play(self, state: State) -> list[Card]:
+    def cards_in_play(self, state: S) -> list[Card]:
         """Every card of the state, wherever it is (hands, piles, table...): the same multiset as the deck."""
         raise NotImplementedError
 
@@ -398,7 +398,7 @@ class Game:
             deck = cache[key] = sorted(self.deck(num_players, options))
         return deck
 
-    def _check_card_conservation(self, state: State) -> None:
+    def _check_card_conservation(self, state: S) -> None:
         if sorted(self.cards_in_play(state)) == self._sorted_deck(state.num_players, state.options):
             return
         have = Counter(self.cards_in_play(state))
@@ -415,58 +415,65 @@ class Game:
 
     # -- play ---------------------------------------------------------------
 
-    def current_player(self, state: State) -> int | None:
+    def current_player(self, state: S) -> int | None:
         return state.to_move
 
-    def legal_moves(self, state: State) -> list[Move]:
+    def legal_moves(self, state: S) -> list[Move]:
         """Every legal move of the seat to move (empty once the game is over)."""
-        if state.is_over:
+        mover = state.to_move
+        if state.winners is not None or mover is None:
             return []
-        return self._legal_moves(state)
+        return self._legal_moves(state, mover)
 
-    def _legal_moves(self, state: State) -> list[Move]:
+    def _legal_moves(self, state: S, seat: int) -> list[Move]:
+        """Hook: every legal move of ``seat``, the seat to move."""
         raise NotImplementedError
 
     def apply(
-        self, state: State, move: Mapping[str, Any], *, seat: int | None = None, check: bool = True
-    ) -> tuple[State, list[Event]]:
+        self, state: S, move: Mapping[str, Any], *, seat: int | None = None, check: bool = True
+    ) -> tuple[S, list[Event]]:
         """Play ``move`` for the seat to move (or for ``seat``, which must be that seat).
 
         Returns the new state and the public events. ``check=False`` skips the
         legality check for a move taken from :meth:`legal_moves` (search code).
+
+        The input is never changed: the new state starts as a shallow copy of it, and ``_play``
+        replaces every list it changes instead of changing it in place (copy on write), so states
+        share their unchanged lists. States are values: change them only through ``apply``, or
+        ``clone()`` one first.
         """
-        if state.winners is not None:
+        mover = state.to_move
+        if state.winners is not None or mover is None:
             raise GameOverError("the game is over: no more moves")
-        if seat is not None and seat != state.to_move:
-            raise NotYourTurnError(f"it is seat {state.to_move}'s decision, not seat {seat}'s")
+        if seat is not None and seat != mover:
+            raise NotYourTurnError(f"it is seat {mover}'s decision, not seat {seat}'s")
         if (type(move) is not dict and not isinstance(move, Mapping)) or not isinstance(move.get("type"), str):
             raise InvalidMoveError('a move is a JSON object with a "type", e.g. {"type": "draw", "source": "stock"}')
-        action = self._check_move(state, move) if check else self._read_move(state, move)
-        if self.copy_on_write:
-            new = object.__new__(type(state))
-            new.__dict__ = state.__dict__.copy()
-        else:
-            new = state.clone()
-        events = self._play(new, action)
+        action = self._check_move(state, mover, move) if check else self._read_move(state, mover, move)
+        new = object.__new__(type(state))
+        new.__dict__ = state.__dict__.copy()
+        events = self._play(new, mover, action)
         new.ply += 1
         return new, events
 
-    def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
-        """Parse and check a move; raise InvalidMoveError / IllegalMoveError naming the rule."""
+    def _check_move(self, state: S, seat: int, move: Mapping[str, Any]) -> Any:
+        """Hook: parse and check a move of ``seat`` (the seat to move); raise InvalidMoveError /
+        IllegalMoveError naming the rule. Returns the action ``_play`` takes."""
         raise NotImplementedError
 
-    def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
-        """Parse a move known to be legal (default: the full check)."""
-        return self._check_move(state, move)
+    def _read_move(self, state: S, seat: int, move: Mapping[str, Any]) -> Any:
+        """Hook: parse a move known to be legal (default: the full check)."""
+        return self._check_move(state, seat, move)
 
-    def _play(self, state: State, action: Any) -> list[Event]:
-        """Play a checked action on ``state`` in place; return the public events."""
+    def _play(self, state: S, seat: int, action: Any) -> list[Event]:
+        """Hook: play a checked action of ``seat`` on ``state`` (a shallow copy: replace every list you
+        change, never change one in place); return the public events."""
         raise NotImplementedError
 
-    def is_over(self, state: State) -> bool:
+    def is_over(self, state: S) -> bool:
         return state.is_over
 
-    def scores(self, state: State) -> dict[str, Any]:
+    def scores(self, state: S) -> dict[str, Any]:
         """Totals, itemized round scores, and the winners once the game is over."""
         return {
             "totals": list(state.totals),
@@ -474,13 +481,13 @@ class Game:
             "winners": None if state.winners is None else list(state.winners),
         }
 
-    def score_bounds(self, state: State) -> tuple[int, int]:
+    def score_bounds(self, state: S) -> tuple[int, int]:
         """Bounds that every total stays within (checked by the conformance suite)."""
         raise NotImplementedError
 
     # -- hidden information -------------------------------------------------
 
-    def observation(self, state: State, seat: int | None) -> Observation:
+    def observation(self, state: S, seat: int | None) -> Observation:
         """All that ``seat`` may know (``None``: a spectator), as JSON.
 
         Never contains another seat's hidden cards, the stock order or the seed.
@@ -506,7 +513,7 @@ class Game:
         self._observe(state, seat, obs)
         return obs
 
-    def _observe(self, state: State, seat: int | None, obs: Observation) -> None:
+    def _observe(self, state: S, seat: int | None, obs: Observation) -> None:
         """Hook: add ``hand``, ``hand_sizes``, the public table and ``hidden`` zones."""
         raise NotImplementedError
 
@@ -527,7 +534,7 @@ class Game:
         obs: Observation,
         rng: random.Random,
         deal: Callable[[list[Card], list[dict[str, Any]], random.Random], list[list[Card]]] | None = None,
-    ) -> State:
+    ) -> S:
         """A full state consistent with ``obs``: the unseen cards re-dealt into the hidden zones.
 
         ``deal(unseen, zones, rng)`` may replace the uniform deal (the AI's
@@ -539,16 +546,53 @@ class Game:
         contents = [[parse_card(c) for c in z.get("known", ())] + fill for z, fill in zip(zones, fills, strict=True)]
         return self._state_from_view(obs, contents, rng.getrandbits(62))
 
-    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
+    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> S:
         """Hook: rebuild a state from a view and the full contents of each hidden zone."""
         raise NotImplementedError
 
+    # -- hand analysis ------------------------------------------------------
+
+    def analyze(
+        self, hand: str | Iterable[str], round_no: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """What the rules say of a hand on its own, as JSON: ``{"game": id, ...}`` and the game's own
+        analysis (a best arrangement, the legal discards, the ways to go down...) for round
+        ``round_no`` under ``options``. The hand must be one that a deal of the game could give: no card
+        more often than the biggest deck holds (:class:`~engine.errors.InvalidHandError`)."""
+        cards = parse_cards(hand)
+        opts = self.check_options(options)
+        deck = Counter(self.deck(self.info.max_players, opts))
+        for card, n in Counter(cards).items():
+            if n > deck[card]:
+                raise InvalidHandError(f"{CARD_NAMES[card]} appears {n} times; {self.info.name}'s biggest deck "
+                                       f"holds {deck[card]}", f"too many {CARD_NAMES[card]}")
+        return {"game": self.info.id, **self._analyze(cards, round_no, opts)}
+
+    def _analyze(self, hand: list[Card], round_no: int | None, options: dict[str, Any]) -> dict[str, Any]:
+        """Hook: the game's analysis of ``hand`` (checked against the deck), without the ``game`` key."""
+        raise AnalysisUnsupportedError(f"{self.info.name} has no hand analysis yet")
+
+    def _analyzed_round(self, round_no: int | None, last: int, word: str = "rounds") -> int:
+        """``round_no`` (default 1) if the game has it: InvalidRoundError unless it is 1..``last``."""
+        if round_no is None:
+            return 1
+        if not 1 <= round_no <= last:
+            raise InvalidRoundError(f"{self.info.name} has {word} 1 to {last}, not {round_no}",
+                                    f"must be from 1 to {last}")
+        return round_no
+
+    def _check_analyzed_length(self, hand: list[Card], most: int) -> None:
+        """InvalidHandError if ``hand`` has more than ``most`` cards (more than any hand of the game)."""
+        if len(hand) > most:
+            raise InvalidHandError(f"a hand of {len(hand)} cards is longer than any {self.info.name} hand",
+                                   f"at most {most} cards")
+
     # -- serialization ------------------------------------------------------
 
-    def to_json(self, state: State) -> dict[str, Any]:
+    def to_json(self, state: S) -> dict[str, Any]:
         return state_to_json(self.info.id, state)
 
-    def from_json(self, data: Mapping[str, Any]) -> State:
+    def from_json(self, data: Mapping[str, Any]) -> S:
         if not isinstance(data, Mapping) or data.get("game") != self.info.id:
             raise InvalidStateError(f"not a {self.info.id} state")
         state = state_from_json(self.state_class, data)
@@ -560,7 +604,7 @@ class Game:
         self.check_state(state)
         return state
 
-    def check_state(self, state: State) -> None:
+    def check_state(self, state: S) -> None:
         """Raise InvalidStateError unless ``state`` is consistent: every card exactly once, seats,
         scores and the game's own invariants (hand sizes...). Run on every blob a client sends."""
         try:
@@ -581,11 +625,11 @@ class Game:
         if problem:
             raise InvalidStateError(problem)
 
-    def _invariant_problem(self, state: State) -> str | None:
+    def _invariant_problem(self, state: S) -> str | None:
         """Hook: a description of what is inconsistent in ``state`` (hand sizes, phase...), or None."""
         return None
 
-    def replay(self, initial: State, moves: Iterable[Mapping[str, Any]]) -> State:
+    def replay(self, initial: S, moves: Iterable[Mapping[str, Any]]) -> S:
         """The state after playing ``moves`` from ``initial`` (deterministic, seeded chance)."""
         state = initial
         for move in moves:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from engine.errors import UnknownGameError
 from engine.game import Game
 
-_GAMES: dict[str, Game] = {}
+_GAMES: dict[str, Game[Any]] = {}
+G = TypeVar("G", bound=Game[Any])
 
 
-def register(game: Game) -> Game:
+def register(game: G) -> G:
     """Add a game instance under its ``info.id`` (done once by each game module)."""
     if game.info.id in _GAMES:
         raise ValueError(f"game {game.info.id!r} is registered twice")
@@ -20,7 +23,7 @@ def _load() -> None:
     import engine.games  # noqa: F401  (each game module registers itself on import)
 
 
-def get_game(game_id: str) -> Game:
+def get_game(game_id: str) -> Game[Any]:
     _load()
     try:
         return _GAMES[game_id]
@@ -29,6 +32,6 @@ def get_game(game_id: str) -> Game:
         raise UnknownGameError(f"unknown game {game_id!r}; the games are: {known}") from None
 
 
-def all_games() -> list[Game]:
+def all_games() -> list[Game[Any]]:
     _load()
     return [_GAMES[k] for k in sorted(_GAMES)]

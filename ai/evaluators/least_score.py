@@ -23,7 +23,7 @@ from typing import Any
 
 from ai.belief import weighted_deal
 from ai.evaluate import DealFn, Evaluator, Leaf, register_evaluator
-from engine.cards import CARD_NAMES
+from engine.cards import CARD_NAMES, CARD_OF_NAME
 from engine.game import Game, Move, Observation, State
 from engine.games import least_score as ls
 
@@ -124,7 +124,7 @@ class LeastScoreEvaluator(Evaluator):
                     "often enough to be worth more than playing on")
         if move["type"] == "discard":
             cards = move["cards"]
-            value = sum(ls.VALUE[ls._CARD_OF[c]] for c in cards)
+            value = sum(ls.VALUE[CARD_OF_NAME[c]] for c in cards)
             left = total - value
             declined = " rather than declaring" if any(m["type"] == "declare" for m in others) else ""
             return (f"discards {' '.join(cards)} ({value} points){declined}, leaving {left} before the pick "

@@ -93,7 +93,6 @@ before changing it.
 
 from __future__ import annotations
 
-from bisect import insort
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -101,7 +100,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine import contracts
-from engine.cards import CARD_NAMES, JOKER, SUITS, Card, cards_str, parse_card, parse_cards, standard_deck
+from engine.cards import CARD_NAMES, CARD_OF_NAME, JOKER, SUITS, Card, cards_str, parse_card, parse_cards, standard_deck
 from engine.contracts import TableMeld
 from engine.errors import (
     IllegalMoveError,
@@ -118,7 +117,6 @@ from engine.game import (
     Move,
     Observation,
     OptionSpec,
-    State,
     card_field,
     chance_rng,
     hands_from_view,
@@ -127,6 +125,17 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.rummy import (
+    MAX_ANALYZED_HAND,
+    RummyState,
+    add_known,
+    add_to_hand,
+    deal,
+    read_piles,
+    restock,
+    take_from_hand,
+)
+from engine.setup import cards_left_out, check_fields, setup_int, setup_totals
 
 DRAW, BUY, PLAY = "draw", "buy", "play"
 
@@ -163,13 +172,9 @@ def contract_text(hand_no: int) -> str:
 
 
 @dataclass(eq=True)
-class ContractRummyState(State):
-    """A contract rummy state (plus the fields every state has). Melds are parallel lists."""
+class ContractRummyState(RummyState):
+    """A contract rummy state (plus the piles). Melds are parallel lists."""
 
-    hands: list[list[Card]] = card_field(2)  # each sorted
-    stock: list[Card] = card_field(1)  # top card last
-    discard: list[Card] = card_field(1)  # top card last
-    known: list[list[Card]] = card_field(2)  # per seat: cards all players know are in that hand
     down: list[int] = list_field(1)  # 1 once the seat has gone down this hand
     buys: list[int] = list_field(1)  # buys per seat this hand
     turn: int = 0  # the seat whose turn it is (to_move is a buyer during a buy window)
@@ -183,7 +188,7 @@ class ContractRummyState(State):
     went_out: int | None = None
 
 
-class ContractRummy(Game):
+class ContractRummy(Game[ContractRummyState]):
     info = GameInfo(
         id="contract-rummy",
         name="Contract rummy",
@@ -216,7 +221,6 @@ class ContractRummy(Game):
         ),
     )
     state_class = ContractRummyState
-    copy_on_write = True
 
     # -- rules per hand -------------------------------------------------------
 
@@ -241,8 +245,7 @@ class ContractRummy(Game):
                 "decks", f"{have} cards are too few for {num_players} players: hand 6 deals {num_players * 12} "
                 "cards plus the up card and a stock")
 
-    def cards_in_play(self, state: State) -> list[Card]:
-        s = _s(state)
+    def cards_in_play(self, s: ContractRummyState) -> list[Card]:
         out = [c for h in s.hands for c in h]
         out += s.stock
         out += s.discard
@@ -250,15 +253,14 @@ class ContractRummy(Game):
             out += m
         return out
 
-    def score_bounds(self, state: State) -> tuple[int, int]:
+    def score_bounds(self, state: ContractRummyState) -> tuple[int, int]:
         worst = card_points(self.deck(state.num_players, state.options))
         return 0, worst * self.num_hands(state.options)
 
     def _melds(self, s: ContractRummyState) -> list[TableMeld]:
         return [(su, lo, tuple(cs)) for su, lo, cs in zip(s.meld_suit, s.meld_low, s.meld_cards, strict=True)]
 
-    def _invariant_problem(self, state: State) -> str | None:
-        s = _s(state)
+    def _invariant_problem(self, s: ContractRummyState) -> str | None:
         n = s.num_players
         if any(len(x) != n for x in (s.hands, s.known, s.down, s.buys)):
             return "hands, known, down and buys need one entry per seat"
@@ -297,8 +299,7 @@ class ContractRummy(Game):
 
     # -- dealing --------------------------------------------------------------
 
-    def _start_game(self, state: State) -> None:
-        s = _s(state)
+    def _start_game(self, s: ContractRummyState) -> None:
         s.dealer = chance_rng(s).randrange(s.num_players)
         self._deal(s)
 
@@ -318,44 +319,24 @@ class ContractRummy(Game):
         s.to_move = s.turn
 
     def _deal(self, s: ContractRummyState) -> None:
-        cards = self.deck(s.num_players, s.options)
-        chance_rng(s).shuffle(cards)
-        k = self.deal_size(s.round)
-        s.hands = [sorted(cards[i * k:(i + 1) * k]) for i in range(s.num_players)]
-        rest = cards[s.num_players * k:]
-        s.discard = [rest.pop()]  # C1
-        s.stock = rest
+        deal(s, self.deck(s.num_players, s.options), self.deal_size(s.round))
         self._reset_hand(s)
 
-    def _setup(self, state: State, setup: Mapping[str, Any]) -> None:
-        s = _s(state)
-        allowed = {"hands", "stock", "discard", "dealer", "round", "totals", "to_move", "melds", "buys"}
-        extra = set(setup) - allowed
-        if extra:
-            raise InvalidSetupError(f"unknown setup fields {sorted(extra)}; allowed: {sorted(allowed)}")
+    def _setup(self, s: ContractRummyState, setup: Mapping[str, Any]) -> None:
+        check_fields(setup, {"hands", "stock", "discard", "dealer", "round", "totals", "to_move", "melds", "buys"})
         n = s.num_players
-        s.round = _setup_int(setup, "round", 1, 1, self.num_hands(s.options))
-        s.dealer = _setup_int(setup, "dealer", 0, 0, n - 1)
-        if "totals" in setup:
-            totals = setup["totals"]
-            if not (isinstance(totals, list) and len(totals) == n
-                    and all(isinstance(t, int) and not isinstance(t, bool) for t in totals)):
-                raise InvalidSetupError(f"totals must be a list of {n} integers")
-            s.totals = list(totals)
+        s.round = setup_int(setup, "round", 1, 1, self.num_hands(s.options))
+        s.dealer = setup_int(setup, "dealer", 0, 0, n - 1)
+        totals = setup_totals(setup, n)
+        if totals is not None:
+            s.totals = totals
         self._reset_hand(s)
         buys = setup.get("buys", [0] * n)
         if not (isinstance(buys, list) and len(buys) == n
                 and all(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in buys)):
             raise InvalidSetupError(f"buys must be a list of {n} non-negative integers")
         s.buys = list(buys)
-        try:
-            hands = [parse_cards(h) for h in setup.get("hands", [])]
-            stock_top_first = parse_cards(setup["stock"]) if "stock" in setup else None
-            discard = parse_cards(setup["discard"]) if "discard" in setup else None
-        except (TypeError, AttributeError) as exc:
-            raise InvalidSetupError('hands, stock and discard are lists of cards like "7H"') from exc
-        if len(hands) != n:
-            raise InvalidSetupError(f"setup needs {n} hands, got {len(hands)}")
+        hands, stock_top_first, discard = read_piles(setup, n)
         limit = s.options["wild_limit"]
         for spec in setup.get("melds", []):
             if not isinstance(spec, Mapping) or not isinstance(spec.get("owner"), int) \
@@ -375,13 +356,9 @@ class ContractRummy(Game):
                                         f"{s.buys[seat]} times, so hand {seat} needs {want}, not {len(hand)}")
             if s.down[seat] and not hand:
                 raise InvalidSetupError(f"seat {seat} is down with no cards: it would have gone out")
-        rest = Counter(self.deck(n, s.options))
         on_table = [c for m in s.meld_cards for c in m]
-        for card in [c for h in hands for c in h] + on_table + (stock_top_first or []) + (discard or []):
-            if rest[card] <= 0:
-                raise InvalidSetupError(f"{CARD_NAMES[card]} appears more often than the deck holds")
-            rest[card] -= 1
-        left = sorted(rest.elements())
+        left = cards_left_out(self.deck(n, s.options),
+                              [c for h in hands for c in h] + on_table + (stock_top_first or []) + (discard or []))
         if stock_top_first is None:
             chance_rng(s).shuffle(left)
             stock = left
@@ -397,18 +374,16 @@ class ContractRummy(Game):
         s.hands = [sorted(h) for h in hands]
         s.stock = stock
         s.discard = discard
-        s.turn = _setup_int(setup, "to_move", (s.dealer + 1) % n, 0, n - 1)
+        s.turn = setup_int(setup, "to_move", (s.dealer + 1) % n, 0, n - 1)
         s.to_move = s.turn
 
     # -- moves ----------------------------------------------------------------
 
-    def _legal_moves(self, state: State) -> list[Move]:
-        s = _s(state)
+    def _legal_moves(self, s: ContractRummyState, seat: int) -> list[Move]:
         if s.phase == DRAW:
             return [_TAKE_DISCARD, _DRAW] if s.discard else [_DRAW]
         if s.phase == BUY:
             return [_BUY, _PASS]
-        seat = s.turn
         hand = s.hands[seat]
         opts = s.options
         moves: list[Move] = []
@@ -447,15 +422,14 @@ class ContractRummy(Game):
                     moves.extend(found)
         return moves
 
-    def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
+    def _read_move(self, s: ContractRummyState, seat: int, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind == "discard":
-            return ("discard", _CARD_OF[move["card"]])
+            return ("discard", CARD_OF_NAME[move["card"]])
         if kind in ("draw", "take_discard", "buy", "pass"):
             return (kind, None)
-        s = _s(state)
         if kind == "lay_off":
-            card, index = _CARD_OF[move["card"]], move["meld"]
+            card, index = CARD_OF_NAME[move["card"]], move["meld"]
             meld = (s.meld_suit[index], s.meld_low[index], tuple(s.meld_cards[index]))
             where = move.get("wild_to") or move.get("end") or ""
             how = "replace" if "wild_to" in move else "end" if "end" in move else "add"
@@ -465,18 +439,17 @@ class ContractRummy(Game):
         if kind == "go_down":  # a listed go_down: runs in order with stands_for, sets in any order
             melds = []
             for spec in move["melds"]:
-                cards = tuple(_CARD_OF[n] for n in spec["cards"])
+                cards = tuple(CARD_OF_NAME[n] for n in spec["cards"])
                 if spec["kind"] == "set":
                     rank = next((c % 13 + 1 for c in cards if c != JOKER and c % 13 != 1), 2)
                     melds.append((-1, rank, tuple(sorted(cards))))
                 else:
-                    first = _CARD_OF[spec["stands_for"][0]]
+                    first = CARD_OF_NAME[spec["stands_for"][0]]
                     melds.append((first // 13, first % 13 + 1, cards))
             return ("go_down", tuple(melds))
-        return self._check_move(state, move)
+        return self._check_move(s, seat, move)
 
-    def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
-        s = _s(state)
+    def _check_move(self, s: ContractRummyState, seat: int, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind in ("draw", "take_discard"):
             if s.phase != DRAW:
@@ -497,7 +470,6 @@ class ContractRummy(Game):
             if s.phase == BUY:
                 raise IllegalMoveError("a buy window is open: answer buy or pass (R5)")
             raise IllegalMoveError("draw first: take the top discard or draw from the stock (R4)")
-        seat = s.turn
         hand = s.hands[seat]
         if kind == "discard":
             card = _move_card(move)
@@ -611,15 +583,13 @@ class ContractRummy(Game):
 
     # -- playing ------------------------------------------------------------------
 
-    def _play(self, state: State, action: Any) -> list[Event]:
-        s = _s(state)
+    def _play(self, s: ContractRummyState, seat: int, action: Any) -> list[Event]:
         kind, arg = action
         if kind == "take_discard":
             card = s.discard[-1]
             s.discard = s.discard[:-1]
-            seat = s.turn
-            _hand_add(s, seat, card)
-            _known_add(s, seat, card)
+            add_to_hand(s, seat, card)
+            add_known(s, seat, card)
             s.taken = card
             s.phase = PLAY
             return [{"type": "take_discard", "seat": seat, "card": CARD_NAMES[card]}]
@@ -627,14 +597,11 @@ class ContractRummy(Game):
             events: list[Event] = [{"type": "draw", "seat": s.turn}]
             return events + self._next_buyer(s, s.turn)
         if kind == "pass":
-            passer = s.to_move
-            assert passer is not None
-            return [{"type": "pass", "seat": passer}, *self._next_buyer(s, passer)]
+            return [{"type": "pass", "seat": seat}, *self._next_buyer(s, seat)]
         if kind == "buy":
-            return self._buy(s)
-        seat = s.turn
+            return self._buy(s, seat)
         if kind == "discard":
-            hand = _hand_remove(s, seat, arg)
+            hand = take_from_hand(s, seat, arg)
             s.discard = [*s.discard, arg]
             s.discarder = seat
             events = [{"type": "discard", "seat": seat, "card": CARD_NAMES[arg]}]
@@ -654,7 +621,7 @@ class ContractRummy(Game):
             old_table = s.meld_cards
             for meld in arg:
                 for c in meld[2]:
-                    _hand_remove(s, seat, c)
+                    take_from_hand(s, seat, c)
                 self._add_meld(s, seat, meld)
             s.down = s.down[:]
             s.down[seat] = 1
@@ -664,7 +631,7 @@ class ContractRummy(Game):
                      "melds": [_meld_json(m, seat) for m in arg]}]
         # lay_off
         card, index, (how, end, new) = arg
-        hand = _hand_remove(s, seat, card)
+        hand = take_from_hand(s, seat, card)
         s.meld_low = s.meld_low[:]
         s.meld_low[index] = new[1]
         old_table = s.meld_cards
@@ -711,13 +678,8 @@ class ContractRummy(Game):
 
     def _draw_card(self, s: ContractRummyState, events: list[Event]) -> Card | None:
         if not s.stock:
-            # C4: shuffle the discard pile but its top card into a new stock
             if len(s.discard) > 1:
-                stock = s.discard[:-1]
-                chance_rng(s).shuffle(stock)
-                s.stock = stock
-                s.discard = s.discard[-1:]
-                events.append({"type": "reshuffle", "cards": len(s.stock)})
+                restock(s, events)
             if not s.stock:
                 return None
         card = s.stock[-1]
@@ -729,26 +691,24 @@ class ContractRummy(Game):
         card = self._draw_card(s, events)
         if card is None:
             return events + self._end_round(s, "stock_exhausted")
-        _hand_add(s, s.turn, card)
+        add_to_hand(s, s.turn, card)
         s.taken = None
         s.phase = PLAY
         s.to_move = s.turn
         return events
 
-    def _buy(self, s: ContractRummyState) -> list[Event]:
-        buyer = s.to_move
-        assert buyer is not None
+    def _buy(self, s: ContractRummyState, buyer: int) -> list[Event]:
         card = s.discard[-1]
         s.discard = s.discard[:-1]
-        _hand_add(s, buyer, card)
-        _known_add(s, buyer, card)
+        add_to_hand(s, buyer, card)
+        add_known(s, buyer, card)
         s.buys = s.buys[:]
         s.buys[buyer] += 1
         events: list[Event] = [{"type": "buy", "seat": buyer, "card": CARD_NAMES[card]}]
         penalty = self._draw_card(s, events)
         if penalty is None:
             return events + self._end_round(s, "stock_exhausted")
-        _hand_add(s, buyer, penalty)
+        add_to_hand(s, buyer, penalty)
         return events + self._draw_for_turn(s)
 
     def _end_round(self, s: ContractRummyState, reason: str) -> list[Event]:
@@ -779,10 +739,26 @@ class ContractRummy(Game):
                        "contract": contract_text(s.round), "up_card": CARD_NAMES[s.discard[-1]]})
         return events
 
+    # -- analysis -------------------------------------------------------------------
+
+    def _analyze(self, hand: list[Card], round_no: int | None, options: dict[str, Any]) -> dict[str, Any]:
+        """Hand ``round_no``'s contract (default hand 1), the R9 points of ``hand``, and the ways to go
+        down that ``legal_moves`` would list for it (the ``contract_meld_size`` option honoured)."""
+        hand_no = self._analyzed_round(round_no, len(CONTRACTS), "hands")
+        self._check_analyzed_length(hand, MAX_ANALYZED_HAND)
+        ways = [[dict(m) for m in move["melds"]] for move in listed_go_downs(hand, hand_no, options)]
+        return {
+            "round": hand_no,
+            "contract": contract_text(hand_no),
+            "hand": [CARD_NAMES[c] for c in sorted(hand)],
+            "score": card_points(hand),
+            "can_go_down": bool(ways),
+            "go_downs": ways,
+        }
+
     # -- views ----------------------------------------------------------------------
 
-    def _observe(self, state: State, seat: int | None, obs: Observation) -> None:
-        s = _s(state)
+    def _observe(self, s: ContractRummyState, seat: int | None, obs: Observation) -> None:
         sets, runs, run_size, deal = CONTRACTS[s.round]
         obs["contract"] = {"sets": sets, "runs": runs, "set_size": SET_SIZE, "run_size": run_size, "deal": deal,
                            "text": contract_text(s.round)}
@@ -811,7 +787,7 @@ class ContractRummy(Game):
             cards += parse_cards(zone.get("known", []))
         return cards
 
-    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
+    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> ContractRummyState:
         hands, others = hands_from_view(obs, zone_cards)
         stock = others.get("stock", [])
         s = ContractRummyState(
@@ -838,7 +814,6 @@ class ContractRummy(Game):
         return s
 
 
-_CARD_OF = {name: c for c, name in enumerate(CARD_NAMES)}
 RANK_NUMBER = {r: i for i, r in enumerate("A23456789TJQK", start=1)}
 
 _TAKE_DISCARD: Move = {"type": "take_discard"}
@@ -846,47 +821,6 @@ _DRAW: Move = {"type": "draw"}
 _BUY: Move = {"type": "buy"}
 _PASS: Move = {"type": "pass"}
 _DISCARDS: tuple[Move, ...] = tuple({"type": "discard", "card": name} for name in CARD_NAMES)
-
-
-def _s(state: State) -> ContractRummyState:
-    assert isinstance(state, ContractRummyState)
-    return state
-
-
-# Changing a state in _play: lists are shared with the state apply() copied (copy on write), so a
-# list is replaced by a changed copy, never changed in place.
-
-
-def _hand_add(s: ContractRummyState, seat: int, card: Card) -> None:
-    hands = s.hands[:]
-    hand = hands[seat][:]
-    insort(hand, card)
-    hands[seat] = hand
-    s.hands = hands
-
-
-def _hand_remove(s: ContractRummyState, seat: int, card: Card) -> list[Card]:
-    """Take ``card`` out of the hand; one known copy of it stops being known (identical cards are
-    interchangeable: nobody can tell whether a copy left in the hand is the known one, so keeping it
-    known would reveal a twin). Returns the new hand."""
-    hands = s.hands[:]
-    hand = hands[seat][:]
-    hand.remove(card)
-    hands[seat] = hand
-    s.hands = hands
-    known = s.known[seat]
-    if card in known:
-        all_known = s.known[:]
-        all_known[seat] = known[:]
-        all_known[seat].remove(card)
-        s.known = all_known
-    return hand
-
-
-def _known_add(s: ContractRummyState, seat: int, card: Card) -> None:
-    known = s.known[:]
-    known[seat] = [*known[seat], card]
-    s.known = known
 
 
 def _move_card(move: Mapping[str, Any]) -> Card:
@@ -906,13 +840,6 @@ def _cards(tokens: Any) -> list[Card]:
     if not isinstance(tokens, list):
         raise InvalidMoveError('cards are given as a list like ["7H", "8H", "9H"]')
     return [_card(t) for t in tokens]
-
-
-def _setup_int(setup: Mapping[str, Any], name: str, default: int, lo: int, hi: int) -> int:
-    value = setup.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise InvalidSetupError(f"setup {name!r} must be an integer from {lo} to {hi}, not {value!r}")
-    return value
 
 
 def _meld_json(meld: TableMeld, owner: int) -> dict[str, Any]:

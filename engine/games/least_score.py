@@ -83,7 +83,7 @@ from dataclasses import dataclass
 from itertools import combinations, pairwise, product
 from typing import Any
 
-from engine.cards import CARD_NAMES, Card, parse_card, parse_cards, standard_deck
+from engine.cards import CARD_NAMES, CARD_OF_NAME, Card, parse_card, parse_cards, standard_deck
 from engine.errors import (
     EngineError,
     IllegalMoveError,
@@ -107,6 +107,7 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.setup import cards_left_out, check_fields, setup_int
 
 HAND_SIZE = 5
 FALSE_DECLARE_PENALTY = 20
@@ -120,7 +121,6 @@ VALUE: tuple[int, ...] = tuple(min(c % 13 + 1, 10) for c in range(52))
 # Hands are sorted by this key: rank first, then suit.
 RANK_ORDER: tuple[int, ...] = tuple((c % 13) * 4 + c // 13 for c in range(52))
 _rank_key = RANK_ORDER.__getitem__
-_CARD_OF: dict[str, Card] = {name: c for c, name in enumerate(CARD_NAMES[:52])}
 
 # The worst single-deal score: a false declare holding 50 against a lowest hand of 1.
 _MAX_DEAL_SCORE = FALSE_DECLARE_PENALTY + 5 * 10 - 1
@@ -197,9 +197,9 @@ def _shapes(ranks: tuple[int, ...]) -> tuple[tuple[int, tuple[int, ...]], ...]:
             for low in at:  # ranks low .. low+size-1, where 14 is the ace above the king
                 if low + size > 15:
                     continue
-                spots = [at.get(1 if r == 14 else r) for r in range(low, low + size)]
+                spots = [at.get(1 if r == 14 else r, []) for r in range(low, low + size)]
                 if all(spots):
-                    out += [(_SEQ, pos) for pos in product(*spots)]  # type: ignore[arg-type]
+                    out += [(_SEQ, pos) for pos in product(*spots)]
     result = tuple(out)
     _SHAPES[ranks] = result
     return result
@@ -302,12 +302,7 @@ class LeastScoreState(State):
     out: list[bool] = list_field(1)  # per seat: knocked out (R6)
 
 
-def _s(state: State) -> LeastScoreState:
-    assert isinstance(state, LeastScoreState)
-    return state
-
-
-class LeastScore(Game):
+class LeastScore(Game[LeastScoreState]):
     info = GameInfo(
         id="least-score",
         name="Least Score",
@@ -331,7 +326,6 @@ class LeastScore(Game):
         ),
     )
     state_class = LeastScoreState
-    copy_on_write = True
     _decks = (standard_deck(1), standard_deck(2))  # by "two decks?" (R1); copied by _shuffled
 
     # -- the deck and bounds ---------------------------------------------------
@@ -342,8 +336,7 @@ class LeastScore(Game):
     def deck(self, num_players: int, options: Mapping[str, Any]) -> list[Card]:
         return standard_deck(self.num_decks(num_players))
 
-    def cards_in_play(self, state: State) -> list[Card]:
-        s = _s(state)
+    def cards_in_play(self, s: LeastScoreState) -> list[Card]:
         out = [c for h in s.hands for c in h]
         out += s.deck
         out += s.floor
@@ -351,11 +344,10 @@ class LeastScore(Game):
         out += s.dead
         return out
 
-    def score_bounds(self, state: State) -> tuple[int, int]:
+    def score_bounds(self, state: LeastScoreState) -> tuple[int, int]:
         return 0, state.options["threshold"] + _MAX_DEAL_SCORE
 
-    def _invariant_problem(self, state: State) -> str | None:
-        s = _s(state)
+    def _invariant_problem(self, s: LeastScoreState) -> str | None:
         n = s.num_players
         if len(s.hands) != n or len(s.known) != n or len(s.played) != n or len(s.out) != n:
             return f"hands, known, played and out must have one entry per seat ({n})"
@@ -395,8 +387,7 @@ class LeastScore(Game):
 
     # -- dealing ------------------------------------------------------------------
 
-    def _start_game(self, state: State) -> None:
-        s = _s(state)
+    def _start_game(self, s: LeastScoreState) -> None:
         s.out = [False] * s.num_players
         s.dealer = chance_rng(s).randrange(s.num_players)
         self._deal(s)
@@ -422,19 +413,15 @@ class LeastScore(Game):
         s.phase = DISCARD
         s.to_move = _next_in(s.out, s.dealer)
 
-    def _setup(self, state: State, setup: Mapping[str, Any]) -> None:
+    def _setup(self, s: LeastScoreState, setup: Mapping[str, Any]) -> None:
         """An explicit position (C8): ``hands`` (one list per seat, empty for a seat knocked out),
         ``deck`` (top first), ``floor``, ``dead``, ``dealer``, ``round``, ``totals``, ``out``,
         ``played``, ``to_move``. The deck, if left out, is the rest of the cards, shuffled; the
         floor, if left out, is turned up from the deck. The position starts in the discard phase."""
-        s = _s(state)
         n = s.num_players
-        allowed = {"hands", "deck", "floor", "dead", "dealer", "round", "totals", "out", "played", "to_move"}
-        extra = set(setup) - allowed
-        if extra:
-            raise InvalidSetupError(f"unknown setup fields {sorted(extra)}; allowed: {sorted(allowed)}")
-        s.round = _setup_int(setup, "round", 1, 1, 10**6)
-        s.dealer = _setup_int(setup, "dealer", 0, 0, n - 1)
+        check_fields(setup, {"hands", "deck", "floor", "dead", "dealer", "round", "totals", "out", "played", "to_move"})
+        s.round = setup_int(setup, "round", 1, 1, 10**6)
+        s.dealer = setup_int(setup, "dealer", 0, 0, n - 1)
         if "totals" in setup:
             s.totals = _setup_list(setup, "totals", n, int)
         s.out = _setup_list(setup, "out", n, bool) if "out" in setup else [False] * n
@@ -461,12 +448,8 @@ class LeastScore(Game):
                 raise InvalidSetupError(f"seat {seat} is knocked out and must hold no cards")
             if not s.out[seat] and not 1 <= len(hand) <= HAND_SIZE:
                 raise InvalidSetupError(f"hand {seat} must hold 1 to {HAND_SIZE} cards (R1), not {len(hand)}")
-        rest = Counter(self.deck(n, s.options))
-        for card in [c for h in hands for c in h] + (deck_top_first or []) + (floor or []) + dead:
-            if rest[card] <= 0:
-                raise InvalidSetupError(f"{CARD_NAMES[card]} appears more often than the deck holds")
-            rest[card] -= 1
-        left = sorted(rest.elements())
+        left = cards_left_out(self.deck(n, s.options),
+                              [c for h in hands for c in h] + (deck_top_first or []) + (floor or []) + dead)
         if deck_top_first is None:
             deck = _shuffled(left, chance_rng(s))
         else:
@@ -489,20 +472,16 @@ class LeastScore(Game):
         s.played = _setup_list(setup, "played", n, bool) if "played" in setup else [False] * n
         s.phase = DISCARD
         s.turns_in_round = 0
-        s.to_move = _setup_int(setup, "to_move", _next_in(s.out, s.dealer), 0, n - 1)
+        s.to_move = setup_int(setup, "to_move", _next_in(s.out, s.dealer), 0, n - 1)
         if s.out[s.to_move]:
             raise InvalidSetupError(f"seat {s.to_move} is knocked out and cannot be to move")
 
     # -- moves ----------------------------------------------------------------------
 
-    def legal_moves(self, state: State) -> list[Move]:
+    def _legal_moves(self, s: LeastScoreState, seat: int) -> list[Move]:
         """Every legal move of the seat to move: a declare (after its first turn of the deal) and every
         distinct legal discard in the discard phase (R3, R4); every distinct floor card and the deck in
         the pick phase (R2). Discards list their cards in rank order."""
-        s = _s(state)
-        if s.winners is not None:
-            return []
-        seat: int = s.to_move  # type: ignore[assignment]
         names = CARD_NAMES
         if s.phase == PICK:
             moves: list[Move] = [{"type": "pick", "source": "deck"}] if (s.deck or s.dead) else []
@@ -534,20 +513,15 @@ class LeastScore(Game):
                 moves.append({"type": "discard", "cards": flush})
         return moves
 
-    def _legal_moves(self, state: State) -> list[Move]:
-        return self.legal_moves(state)
-
-    def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
+    def _read_move(self, s: LeastScoreState, seat: int, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind == "discard":
-            return (DISCARD, [_CARD_OF[name] for name in move["cards"]])
+            return (DISCARD, [CARD_OF_NAME[name] for name in move["cards"]])
         if kind == "pick":
-            return (PICK, _CARD_OF[move["card"]] if move["source"] == "floor" else None)
+            return (PICK, CARD_OF_NAME[move["card"]] if move["source"] == "floor" else None)
         return ("declare", None)
 
-    def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
-        s = _s(state)
-        seat: int = s.to_move  # type: ignore[assignment]
+    def _check_move(self, s: LeastScoreState, seat: int, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind == "declare":
             if s.phase != DISCARD:
@@ -595,11 +569,9 @@ class LeastScore(Game):
 
     # _play and what it calls replace every list they change instead of mutating it (see apply).
 
-    def _play(self, state: State, action: Any) -> list[Event]:
+    def _play(self, s: LeastScoreState, seat: int, action: Any) -> list[Event]:
         """Play a checked action; every list it changes is replaced, never changed (copy on write)."""
-        s = _s(state)
         kind, arg = action  # arg: a fresh list of cards, a card, or None
-        seat: int = s.to_move  # type: ignore[assignment]
         if kind == DISCARD:
             return self._discard(s, seat, arg)
         if kind == PICK:
@@ -707,10 +679,20 @@ class LeastScore(Game):
         events.append({"type": "game_end", "totals": list(s.totals), "winners": list(s.winners)})
         return events
 
+    # -- analysis -------------------------------------------------------------------
+
+    def _analyze(self, hand: list[Card], round_no: int | None, options: dict[str, Any]) -> dict[str, Any]:
+        """The hand's count (R1) and every distinct legal discard of it (R3)."""
+        groups = legal_groups(hand, bool(options.get("sequence_same_suit")))
+        return {
+            "hand": [CARD_NAMES[c] for c in sorted(hand)],
+            "total": hand_total(hand),
+            "groups": [[CARD_NAMES[c] for c in g] for g in groups],
+        }
+
     # -- views ----------------------------------------------------------------------
 
-    def _observe(self, state: State, seat: int | None, obs: Observation) -> None:
-        s = _s(state)
+    def _observe(self, s: LeastScoreState, seat: int | None, obs: Observation) -> None:
         names = CARD_NAMES
         own = s.hands[seat] if seat is not None else []
         obs["hand"] = [names[c] for c in own]
@@ -738,7 +720,7 @@ class LeastScore(Game):
             cards += parse_cards(zone.get("known", []))
         return cards
 
-    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
+    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> LeastScoreState:
         hands, others = hands_from_view(obs, zone_cards, key=_rank_key)
         deck = others.get("deck", [])
         return LeastScoreState(
@@ -793,13 +775,6 @@ def _move_card(move: Mapping[str, Any]) -> Card:
     if card >= 52:
         raise InvalidMoveError("Least Score is played without jokers (R1)")
     return card
-
-
-def _setup_int(setup: Mapping[str, Any], name: str, default: int, lo: int, hi: int) -> int:
-    value = setup.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise InvalidSetupError(f"setup {name!r} must be an integer from {lo} to {hi}, not {value!r}")
-    return value
 
 
 def _setup_list(setup: Mapping[str, Any], name: str, n: int, kind: type) -> list[Any]:

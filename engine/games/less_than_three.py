@@ -49,16 +49,14 @@ Readings of the rules, written down where the text leaves a choice:
   seat when a table is given). Cards given nowhere fill the aside (chosen from
   the seed) and then the discards, so a round always has 30 cards in play.
 
-Speed: ``apply`` copies on write (``Game.copy_on_write``: the new state shares
-every list it does not change with its input; nothing here changes a state's
-list in place), and the
-meld tables of ``engine/climbing.py`` are built once. ``bench/playouts.py``
+Speed: ``apply`` copies on write (see :meth:`engine.game.Game.apply`: the new state
+shares every list it does not change with its input; nothing here changes a state's
+list in place), and the meld tables of ``engine/climbing.py`` are built once. ``bench/playouts.py``
 reports ``less_than_three_actions_per_s`` and ``less_than_three_lead_moves_per_s``.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +83,7 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.setup import cards_left_out, check_fields, setup_int
 
 LEAD, RESPOND, OVER = "lead", "respond", "over"
 ROUNDS = 6
@@ -119,7 +118,7 @@ class LessThanThreeState(State):
     sweep_used: bool = False  # a sweep was used this round, by either player (R9)
 
 
-class LessThanThree(Game):
+class LessThanThree(Game[LessThanThreeState]):
     info = GameInfo(
         id="less-than-three",
         name="Less Than Three",
@@ -141,23 +140,20 @@ class LessThanThree(Game):
         lower_score_wins=False,
     )
     state_class = LessThanThreeState
-    copy_on_write = True  # see _play
 
     # -- the deck and invariants ------------------------------------------------
 
     def deck(self, num_players: int, options: Mapping[str, Any]) -> list[Card]:
         return list(DECK)
 
-    def cards_in_play(self, state: State) -> list[Card]:
-        s = _s(state)
+    def cards_in_play(self, s: LessThanThreeState) -> list[Card]:
         return [*s.hands[0], *s.hands[1], *s.aside, *s.table, *s.discarded]
 
-    def score_bounds(self, state: State) -> tuple[int, int]:
+    def score_bounds(self, state: LessThanThreeState) -> tuple[int, int]:
         # the best a round can give is a shed out against a full hand: 5 + 15
         return 0, ROUNDS * (SHED_BONUS + HAND_SIZE)
 
-    def _invariant_problem(self, state: State) -> str | None:
-        s = _s(state)
+    def _invariant_problem(self, s: LessThanThreeState) -> str | None:
         if len(s.hands) != 2:
             return "Less Than Three has 2 hands"
         if not 1 <= s.round <= ROUNDS or s.dealer not in (0, 1):
@@ -189,8 +185,7 @@ class LessThanThree(Game):
 
     # -- dealing ------------------------------------------------------------------
 
-    def _start_game(self, state: State) -> None:
-        s = _s(state)
+    def _start_game(self, s: LessThanThreeState) -> None:
         s.sweeps = [SWEEPS_PER_GAME, SWEEPS_PER_GAME]
         first = s.options["first_dealer"]
         s.dealer = chance_rng(s).randrange(2) if first == "random" else first
@@ -208,17 +203,13 @@ class LessThanThree(Game):
         s.phase = LEAD
         s.to_move = s.dealer  # R6, R13: the dealer leads
 
-    def _setup(self, state: State, setup: Mapping[str, Any]) -> None:
-        s = _s(state)
-        allowed = {"hands", "table", "discarded", "aside", "dealer", "round", "totals", "sweeps", "sweep_used",
-                   "to_move"}
-        extra = set(setup) - allowed
-        if extra:
-            raise InvalidSetupError(f"unknown setup fields {sorted(extra)}; allowed: {sorted(allowed)}")
+    def _setup(self, s: LessThanThreeState, setup: Mapping[str, Any]) -> None:
+        check_fields(setup, {"hands", "table", "discarded", "aside", "dealer", "round", "totals", "sweeps",
+                             "sweep_used", "to_move"})
         if "hands" not in setup:
             raise InvalidSetupError("a setup needs both hands, e.g. {\"hands\": [[\"5S\", \"5H\"], [\"6D\"]]}")
-        s.round = _setup_int(setup, "round", 1, 1, ROUNDS)
-        s.dealer = _setup_int(setup, "dealer", 0, 0, 1)
+        s.round = setup_int(setup, "round", 1, 1, ROUNDS)
+        s.dealer = setup_int(setup, "dealer", 0, 0, 1)
         s.totals = _setup_ints(setup, "totals", [0, 0], 0, ROUNDS * (SHED_BONUS + HAND_SIZE))
         s.sweeps = _setup_ints(setup, "sweeps", [SWEEPS_PER_GAME] * 2, 0, SWEEPS_PER_GAME)
         sweep_used = setup.get("sweep_used", False)
@@ -239,12 +230,8 @@ class LessThanThree(Game):
                 raise InvalidSetupError(f"hand {seat} has {len(hand)} cards; a hand in play holds 1 to {HAND_SIZE}")
         if table and climbing.classify(table) is None:
             raise InvalidSetupError(f"the table {_names(table)} is no meld (R5)")
-        rest = Counter(DECK)
-        for card in [c for h in hands for c in h] + table + (discarded or []) + (aside or []):
-            if rest[card] <= 0:
-                raise InvalidSetupError(f"{CARD_NAMES[card]} is not in the 40-card deck or appears twice (R2)")
-            rest[card] -= 1
-        left = sorted(rest.elements())
+        left = cards_left_out(DECK, [c for h in hands for c in h] + table + (discarded or []) + (aside or []),
+                              "{card} is not in the 40-card deck or appears twice (R2)")
         if aside is None:
             chance_rng(s).shuffle(left)
             aside, left = left[:ASIDE_SIZE], left[ASIDE_SIZE:]
@@ -259,16 +246,14 @@ class LessThanThree(Game):
         s.aside = sorted(aside)
         s.turns_in_round = 0
         s.phase = RESPOND if table else LEAD
-        s.to_move = _setup_int(setup, "to_move", 1 - s.dealer if table else s.dealer, 0, 1)
+        s.to_move = setup_int(setup, "to_move", 1 - s.dealer if table else s.dealer, 0, 1)
         problem = self._invariant_problem(s)
         if problem:
             raise InvalidSetupError(problem)
 
     # -- moves ----------------------------------------------------------------------
 
-    def _legal_moves(self, state: State) -> list[Move]:
-        s = _s(state)
-        seat: int = s.to_move  # type: ignore[assignment]
+    def _legal_moves(self, s: LessThanThreeState, seat: int) -> list[Move]:
         hand = s.hands[seat]
         n = len(hand)
         if s.phase == LEAD:
@@ -286,16 +271,14 @@ class LessThanThree(Game):
             moves.append({"type": "pass"})
         return moves
 
-    def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
+    def _read_move(self, s: LessThanThreeState, seat: int, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind == "play":
             return ("play", climbing.MELD_BY_NAMES[tuple(move["cards"])], move.get("knock", False))
         return (kind, None, False)
 
-    def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
-        s = _s(state)
+    def _check_move(self, s: LessThanThreeState, seat: int, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
-        seat: int = s.to_move  # type: ignore[assignment]
         if kind == "play":
             return ("play", *self._check_play(s, seat, move))
         if kind == "pass":
@@ -347,11 +330,9 @@ class LessThanThree(Game):
                                    f"leaves {left} (R10)")
         return meld, knock
 
-    # _play and what it calls replace every list they change, never change one in place (copy_on_write)
-    def _play(self, state: State, action: Any) -> list[Event]:
-        s = _s(state)
+    # _play and what it calls replace every list they change, never change one in place (copy on write)
+    def _play(self, s: LessThanThreeState, seat: int, action: Any) -> list[Event]:
         kind, meld, knock = action
-        seat: int = s.to_move  # type: ignore[assignment]
         s.turns_in_round += 1
         if kind == "play":
             mask = meld.mask
@@ -413,10 +394,20 @@ class LessThanThree(Game):
         events.append({"type": "round_start", "round": s.round, "dealer": s.dealer})
         return events
 
+    # -- analysis -------------------------------------------------------------------
+
+    def _analyze(self, hand: list[Card], round_no: int | None, options: dict[str, Any]) -> dict[str, Any]:
+        """Every meld in ``hand`` (R5), by kind: each with its cards and its rank (a run's top rank)."""
+        melds = climbing.melds_in(hand)
+        return {
+            "hand": [CARD_NAMES[c] for c in sorted(hand)],
+            "melds": {kind: [{"cards": list(m.names), "rank": m.rank} for m in melds if m.kind == kind]
+                      for kind in climbing.KINDS},
+        }
+
     # -- views ------------------------------------------------------------------------
 
-    def _observe(self, state: State, seat: int | None, obs: Observation) -> None:
-        s = _s(state)
+    def _observe(self, s: LessThanThreeState, seat: int | None, obs: Observation) -> None:
         obs["hand"] = [CARD_NAMES[c] for c in s.hands[seat]] if seat is not None else []
         obs["hand_sizes"] = [len(h) for h in s.hands]
         obs["table"] = [CARD_NAMES[c] for c in s.table]
@@ -433,7 +424,7 @@ class LessThanThree(Game):
     def visible_cards(self, obs: Observation) -> list[Card]:
         return parse_cards(obs["hand"]) + parse_cards(obs["table"]) + parse_cards(obs["discarded"])
 
-    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
+    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> LessThanThreeState:
         hands, others = hands_from_view(obs, zone_cards)
         aside = sorted(others.get("aside", []))
         return LessThanThreeState(
@@ -483,11 +474,6 @@ def next_dealer(totals: list[int], dealer: int) -> int:
 # -- helpers ------------------------------------------------------------------------------
 
 
-def _s(state: State) -> LessThanThreeState:
-    assert isinstance(state, LessThanThreeState)
-    return state
-
-
 def _mask(cards: list[Card]) -> int:
     m = 0
     for c in cards:
@@ -506,13 +492,6 @@ def _why_not(meld: ClimbMeld, table: ClimbMeld) -> str:
     if meld.size != table.size:
         return f"an answer has the same number of cards ({table.size}, not {meld.size})"
     return f"an answer ranks strictly higher ({meld.rank} is not above {table.rank})"
-
-
-def _setup_int(setup: Mapping[str, Any], name: str, default: int, lo: int, hi: int) -> int:
-    value = setup.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise InvalidSetupError(f"setup {name!r} must be an integer from {lo} to {hi}, not {value!r}")
-    return value
 
 
 def _setup_ints(setup: Mapping[str, Any], name: str, default: list[int], lo: int, hi: int) -> list[int]:

@@ -10,9 +10,8 @@ low: ``engine/games/threezies.py`` subclasses this module's game.
 
 Readings of the rules, written down where the text leaves a choice:
 
-* The stock is stored top-last (``stock[-1]`` is the top card) and the discard
-  pile bottom-first (``discard[-1]`` is the top); setups give the stock
-  top-first as RULES.md C8 says, and are converted.
+* The stock is stored top-last and the discard pile bottom-first (see
+  :mod:`engine.rummy`); setups give the stock top-first as RULES.md C8 says.
 * C3 with several decks: after taking a card from the discard pile, no card of
   that same value may be discarded in the same turn (identical cards are
   interchangeable, so discarding a twin would be the same discard).
@@ -25,52 +24,41 @@ Readings of the rules, written down where the text leaves a choice:
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from engine import melds
-from engine.cards import CARD_NAMES, Card, parse_card, parse_cards, standard_deck
+from engine.cards import CARD_NAMES, CARD_OF_NAME, Card, parse_card, parse_cards, standard_deck
 from engine.errors import IllegalMoveError, InvalidMoveError, InvalidOptionError, InvalidSetupError
 from engine.game import (
     MAX_TURNS_OPTION,
     Event,
-    Game,
     GameInfo,
     Move,
     Observation,
     OptionSpec,
-    State,
-    card_field,
     chance_rng,
     hands_from_view,
     hidden_zone,
     view_state_fields,
 )
 from engine.registry import register
-
-RANK_NAMES = {1: "aces", 2: "2s", 3: "3s", 4: "4s", 5: "5s", 6: "6s", 7: "7s", 8: "8s", 9: "9s", 10: "10s",
-              11: "jacks", 12: "queens", 13: "kings"}
+from engine.rummy import (
+    RummyRounds,
+    RummyRoundsState,
+    add_known,
+    add_to_hand,
+    deal,
+    read_piles,
+    restock,
+    take_from_hand,
+)
+from engine.setup import cards_left_out, check_fields, setup_int, setup_totals
 
 DRAW, DISCARD = "draw", "discard"
 
 
-@dataclass(eq=True)
-class RummyRoundsState(State):
-    """A Three Thirteen / Threezies state (plus the fields every state has)."""
-
-    hands: list[list[Card]] = card_field(2)
-    stock: list[Card] = card_field(1)  # top card last
-    discard: list[Card] = card_field(1)  # top card last
-    known: list[list[Card]] = card_field(2)  # per seat: cards all players know are in that hand
-    taken: Card | None = None  # the card taken from the discard pile this turn (C3)
-    went_out: int | None = None
-    last_turns: int = 0  # players still to take their last turn after someone went out
-
-
-class ThreeThirteen(Game):
+class ThreeThirteen(RummyRounds[RummyRoundsState]):
     info = GameInfo(
         id="three-thirteen",
         name="Three Thirteen",
@@ -94,7 +82,6 @@ class ThreeThirteen(Game):
         ),
     )
     state_class = RummyRoundsState
-    copy_on_write = True
     rounds = 11
 
     def __init__(self) -> None:
@@ -136,19 +123,17 @@ class ThreeThirteen(Game):
                 f"{num_players * self.deal_size(self.rounds)} cards plus the up card and a stock",
             )
 
-    def cards_in_play(self, state: State) -> list[Card]:
-        s = _s(state)
+    def cards_in_play(self, s: RummyRoundsState) -> list[Card]:
         out = [c for h in s.hands for c in h]
         out += s.stock
         out += s.discard
         return out
 
-    def score_bounds(self, state: State) -> tuple[int, int]:
+    def score_bounds(self, state: RummyRoundsState) -> tuple[int, int]:
         worst = max(self.meld_rules(state.options, 1).values)
         return 0, sum(self.deal_size(r) * worst for r in range(1, self.rounds + 1))
 
-    def _invariant_problem(self, state: State) -> str | None:
-        s = _s(state)
+    def _invariant_problem(self, s: RummyRoundsState) -> str | None:
         if s.is_over:
             return None
         if s.phase not in (DRAW, DISCARD):
@@ -164,19 +149,12 @@ class ThreeThirteen(Game):
 
     # -- dealing ----------------------------------------------------------------
 
-    def _start_game(self, state: State) -> None:
-        s = _s(state)
+    def _start_game(self, s: RummyRoundsState) -> None:
         s.dealer = chance_rng(s).randrange(s.num_players)
         self._deal(s)
 
     def _deal(self, s: RummyRoundsState) -> None:
-        cards = self.deck(s.num_players, s.options)
-        chance_rng(s).shuffle(cards)
-        n = self.deal_size(s.round)
-        s.hands = [sorted(cards[i * n : (i + 1) * n]) for i in range(s.num_players)]
-        rest = cards[s.num_players * n :]
-        s.discard = [rest.pop()]  # C1: the top stock card starts the discard pile
-        s.stock = rest
+        deal(s, self.deck(s.num_players, s.options), self.deal_size(s.round))
         s.known = [[] for _ in range(s.num_players)]
         s.taken = None
         s.went_out = None
@@ -185,44 +163,26 @@ class ThreeThirteen(Game):
         s.phase = DRAW
         s.to_move = (s.dealer + 1) % s.num_players
 
-    def _setup(self, state: State, setup: Mapping[str, Any]) -> None:
-        s = _s(state)
-        allowed = {"hands", "stock", "discard", "rest", "dealer", "round", "totals", "to_move"}
-        extra = set(setup) - allowed
-        if extra:
-            raise InvalidSetupError(f"unknown setup fields {sorted(extra)}; allowed: {sorted(allowed)}")
-        s.round = _setup_int(setup, "round", 1, 1, self.rounds)
-        s.dealer = _setup_int(setup, "dealer", 0, 0, s.num_players - 1)
-        if "totals" in setup:
-            totals = setup["totals"]
-            if not (isinstance(totals, list) and len(totals) == s.num_players
-                    and all(isinstance(t, int) and not isinstance(t, bool) for t in totals)):
-                raise InvalidSetupError(f"totals must be a list of {s.num_players} integers")
-            s.totals = list(totals)
+    def _setup(self, s: RummyRoundsState, setup: Mapping[str, Any]) -> None:
+        check_fields(setup, {"hands", "stock", "discard", "rest", "dealer", "round", "totals", "to_move"})
+        s.round = setup_int(setup, "round", 1, 1, self.rounds)
+        s.dealer = setup_int(setup, "dealer", 0, 0, s.num_players - 1)
+        totals = setup_totals(setup, s.num_players)
+        if totals is not None:
+            s.totals = totals
         n = self.deal_size(s.round)
         if "hands" not in setup:
             if "stock" in setup or "discard" in setup:
                 raise InvalidSetupError("a setup that gives the stock or the discard pile must give the hands too")
             self._deal(s)  # round, dealer and totals as given; the cards from the seed
-            s.to_move = _setup_int(setup, "to_move", s.to_move or 0, 0, s.num_players - 1)
+            s.to_move = setup_int(setup, "to_move", s.to_move or 0, 0, s.num_players - 1)
             return
-        try:
-            hands = [parse_cards(h) for h in setup.get("hands", [])]
-            stock_top_first = parse_cards(setup["stock"]) if "stock" in setup else None
-            discard = parse_cards(setup["discard"]) if "discard" in setup else None
-        except (TypeError, AttributeError) as exc:
-            raise InvalidSetupError("hands, stock and discard are lists of cards like \"7H\"") from exc
-        if len(hands) != s.num_players:
-            raise InvalidSetupError(f"setup needs {s.num_players} hands, got {len(hands)}")
+        hands, stock_top_first, discard = read_piles(setup, s.num_players)
         for seat, hand in enumerate(hands):
             if len(hand) != n:
                 raise InvalidSetupError(f"round {s.round} deals {n} cards (R2), but hand {seat} has {len(hand)}")
-        rest = Counter(self.deck(s.num_players, s.options))
-        for card in [c for h in hands for c in h] + (stock_top_first or []) + (discard or []):
-            if rest[card] <= 0:
-                raise InvalidSetupError(f"{CARD_NAMES[card]} appears more often than the deck holds")
-            rest[card] -= 1
-        left = sorted(rest.elements())
+        left = cards_left_out(self.deck(s.num_players, s.options),
+                              [c for h in hands for c in h] + (stock_top_first or []) + (discard or []))
         chance_rng(s).shuffle(left)
         stock = (stock_top_first or [])[::-1]
         discard = discard or []
@@ -242,17 +202,16 @@ class ThreeThirteen(Game):
         s.known = [[] for _ in range(s.num_players)]
         s.phase = DRAW
         s.turns_in_round = 0
-        s.to_move = _setup_int(setup, "to_move", (s.dealer + 1) % s.num_players, 0, s.num_players - 1)
+        s.to_move = setup_int(setup, "to_move", (s.dealer + 1) % s.num_players, 0, s.num_players - 1)
 
     # -- moves --------------------------------------------------------------------
 
-    def _legal_moves(self, state: State) -> list[Move]:
-        s: RummyRoundsState = state  # type: ignore[assignment]  # (hot path: no isinstance check)
+    def _legal_moves(self, s: RummyRoundsState, seat: int) -> list[Move]:
         if s.phase == DRAW:
             if s.discard:
                 return [{"type": "draw", "source": "stock"}, {"type": "draw", "source": "discard"}]
             return [{"type": "draw", "source": "stock"}]
-        hand = s.hands[s.to_move]  # type: ignore[index]
+        hand = s.hands[seat]
         forbidden = None if s.options["allow_rediscard"] else s.taken
         names = CARD_NAMES
         # dict.fromkeys: each distinct card once (the hand is sorted)
@@ -263,16 +222,15 @@ class ThreeThirteen(Game):
                     moves.append({"type": "go_out", "card": names[c]})
         return moves
 
-    def _read_move(self, state: State, move: Mapping[str, Any]) -> Any:
+    def _read_move(self, s: RummyRoundsState, seat: int, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind == "draw":
             return ("draw", move["source"])
         name = move["card"]
-        card = _CARD_OF.get(name)
+        card = CARD_OF_NAME.get(name)
         return (kind, parse_card(name) if card is None else card)
 
-    def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
-        s = _s(state)
+    def _check_move(self, s: RummyRoundsState, seat: int, move: Mapping[str, Any]) -> Any:
         kind = move["type"]
         if kind == "draw":
             source = move.get("source")
@@ -290,7 +248,7 @@ class ThreeThirteen(Game):
             if s.phase != DISCARD:
                 raise IllegalMoveError("draw first: a turn is a draw from the stock or the discard pile, "
                                        "then a discard (R3)")
-            hand = s.hands[s.to_move]  # type: ignore[index]
+            hand = s.hands[seat]
             if card not in hand:
                 raise IllegalMoveError(f"{CARD_NAMES[card]} is not in your hand")
             if card == s.taken and not s.options.get("allow_rediscard"):
@@ -315,34 +273,21 @@ class ThreeThirteen(Game):
             return (kind, card)
         raise InvalidMoveError(f"unknown move type {kind!r}; {self.info.name} moves are draw, discard, go_out")
 
-    # _play and what it calls replace every list they change (copy on write: see Game.copy_on_write)
-    def _play(self, state: State, action: Any) -> list[Event]:
-        s: RummyRoundsState = state  # type: ignore[assignment]  # (hot path: no isinstance check)
+    # _play and what it calls replace every list they change (copy on write: see Game.apply)
+    def _play(self, s: RummyRoundsState, seat: int, action: Any) -> list[Event]:
         kind, card = action
-        seat: int = s.to_move  # type: ignore[assignment]
         if kind == "draw":
             return self._draw(s, seat, card)
-        hand = s.hands[seat][:]
-        hand.remove(card)
-        s.hands = s.hands[:]
-        s.hands[seat] = hand
+        hand = take_from_hand(s, seat, card)
         s.discard = [*s.discard, card]
         s.taken = None
-        known = s.known[seat]
-        # Identical cards are interchangeable: once a copy of a known card is played, nobody can tell
-        # whether the one left is the known one, so it stops being known (else a twin would be revealed).
-        if known and card in known:
-            known = known[:]
-            known.remove(card)
-            s.known = s.known[:]
-            s.known[seat] = known
         events: list[Event] = [{"type": kind, "seat": seat, "card": CARD_NAMES[card]}]
         s.turns_in_round += 1
         if kind == "go_out":
             s.went_out = seat
             s.last_turns = s.num_players - 1
             arrangement = melds.best_arrangement(hand, self.meld_rules(s.options, s.round))
-            events[0]["melds"] = [_meld_json(m) for m in arrangement.melds]
+            events[0]["melds"] = [m.to_json() for m in arrangement.melds]
         elif s.went_out is not None:
             s.last_turns -= 1
         if s.went_out is not None and s.last_turns == 0:
@@ -359,28 +304,19 @@ class ThreeThirteen(Game):
             card = s.discard[-1]
             s.discard = s.discard[:-1]
             s.taken = card
-            s.known = s.known[:]
-            s.known[seat] = [*s.known[seat], card]
+            add_known(s, seat, card)
             events = [{"type": "draw", "seat": seat, "source": "discard", "card": CARD_NAMES[card]}]
         else:
             events = []
             if not s.stock:
-                # C4: shuffle the discard pile but its top card into a new stock
-                stock = s.discard[:-1]
-                chance_rng(s).shuffle(stock)
-                s.stock = stock
-                s.discard = s.discard[-1:]
-                events.append({"type": "reshuffle", "cards": len(stock)})
-                if not stock:
+                restock(s, events)
+                if not s.stock:
                     return events + self._end_round(s, "stock_exhausted")
             card = s.stock[-1]
             s.stock = s.stock[:-1]
             s.taken = None
             events.append({"type": "draw", "seat": seat, "source": "stock"})
-        hand = s.hands[seat]
-        at = bisect_left(hand, card)
-        s.hands = s.hands[:]
-        s.hands[seat] = [*hand[:at], card, *hand[at:]]
+        add_to_hand(s, seat, card)
         s.phase = DISCARD
         return events
 
@@ -396,7 +332,7 @@ class ThreeThirteen(Game):
             "reason": reason,
             "went_out": s.went_out,
             "hands": [[CARD_NAMES[c] for c in h] for h in s.hands],
-            "melds": [[_meld_json(m) for m in a.melds] for a in arrangements],
+            "melds": [[m.to_json() for m in a.melds] for a in arrangements],
             "deadwood": [[CARD_NAMES[c] for c in a.deadwood] for a in arrangements],
             "scores": scores,
             "totals": list(s.totals),
@@ -418,8 +354,7 @@ class ThreeThirteen(Game):
 
     # -- views ----------------------------------------------------------------------
 
-    def _observe(self, state: State, seat: int | None, obs: Observation) -> None:
-        s = _s(state)
+    def _observe(self, s: RummyRoundsState, seat: int | None, obs: Observation) -> None:
         obs["hand"] = [CARD_NAMES[c] for c in s.hands[seat]] if seat is not None else []
         obs["hand_sizes"] = [len(h) for h in s.hands]
         obs["stock_size"] = len(s.stock)
@@ -439,7 +374,7 @@ class ThreeThirteen(Game):
             cards += parse_cards(zone.get("known", []))
         return cards
 
-    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> State:
+    def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> RummyRoundsState:
         hands, others = hands_from_view(obs, zone_cards)
         stock = others.get("stock", [])
         return RummyRoundsState(
@@ -454,21 +389,6 @@ class ThreeThirteen(Game):
         )
 
 
-_CARD_OF: dict[str, Card] = {name: c for c, name in enumerate(CARD_NAMES)}  # canonical names only
-
-
-def _s(state: State) -> RummyRoundsState:
-    assert isinstance(state, RummyRoundsState)
-    return state
-
-
-def _setup_int(setup: Mapping[str, Any], name: str, default: int, lo: int, hi: int) -> int:
-    value = setup.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise InvalidSetupError(f"setup {name!r} must be an integer from {lo} to {hi}, not {value!r}")
-    return value
-
-
 def _meld_rules(aces: str, wild_rank: int, ace_value: int) -> melds.MeldRules:
     return melds.MeldRules(
         min_set=3,
@@ -479,18 +399,6 @@ def _meld_rules(aces: str, wild_rank: int, ace_value: int) -> melds.MeldRules:
         wild_limit="none",
         values=melds.rummy_values(ace=ace_value, joker=20),
     )
-
-
-def _meld_json(meld: melds.Meld) -> dict[str, Any]:
-    return {
-        "kind": meld.kind,
-        "cards": [CARD_NAMES[c] for c in meld.cards],
-        "stands_for": [CARD_NAMES[c] for c in meld.stands_for],
-    }
-
-
-def wild_rank_name(rank: int) -> str:
-    return RANK_NAMES[rank]
 
 
 GAME = register(ThreeThirteen())

@@ -15,8 +15,9 @@ from typing import Any
 
 from engine import melds
 from engine.game import MAX_TURNS_OPTION, GameInfo, OptionSpec
-from engine.games.three_thirteen import RummyRoundsState, ThreeThirteen
+from engine.games.three_thirteen import ThreeThirteen
 from engine.registry import register
+from engine.rummy import RummyRoundsState
 
 _ACES = {"aces": "high_or_low"}  # Threezies aces are always high or low
 

@@ -172,6 +172,14 @@ class Meld:
     cards: tuple[Card, ...]
     stands_for: tuple[Card, ...]
 
+    def to_json(self) -> dict[str, Any]:
+        """``{"kind": ..., "cards": [...], "stands_for": [...]}`` with cards by name (events, views, analyses)."""
+        return {
+            "kind": self.kind,
+            "cards": [CARD_NAMES[c] for c in self.cards],
+            "stands_for": [CARD_NAMES[c] for c in self.stands_for],
+        }
+
     def __str__(self) -> str:
         return self.kind + " " + " ".join(
             CARD_NAMES[c] if c == f else f"{CARD_NAMES[c]}={CARD_NAMES[f]}"

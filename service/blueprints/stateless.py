@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint
 
 from engine.errors import EngineError
-from service import analysis, play
+from service import play
 from service.blueprints._common import body, services
 from service.errors import ApiError
 from service.extensions import ai_ip_rate_limit, limiter
@@ -34,7 +34,12 @@ _best_in, _decision = BestMoveRequest(), Decision()
 def analyze(game_id: str) -> Any:
     game = play.game_or_404(game_id)
     req = body(_analyze_in)
-    return analysis.analyze(game, req["hand"], req["round"], req["options"])
+    try:
+        return game.analyze(req["hand"], req["round"], req["options"])
+    except EngineError as exc:
+        if exc.errors is None:
+            raise
+        raise ApiError(exc.code, str(exc), errors=exc.errors) from None  # (the fields it names, as errors)
 
 
 @bp.post("/v1/games/<game_id>/legal-moves")
