@@ -56,55 +56,22 @@ Readings of the rules, written down where the text leaves a choice:
 * ``turns_in_round`` counts completed turns (ended by a discard); C7 ends the round at
   ``max_turns_per_round``.
 
-What ``legal_moves`` lists for going down (the validator accepts every legal arrangement, listed or not).
-The list is meant to hold a ``go_down`` whenever some legal arrangement exists (so that a client, or an AI
-that plays only listed moves, can always go down); ``tests/engine/test_contract_rummy_go_down.py`` checks this
-against a brute-force search for every contract and option. It holds at most :data:`MAX_LISTED_GO_DOWNS`
-moves, no two of the same cards: *distinct* is as a multiset of melds, each the multiset of its cards.
-
-* Hands 1-6: the ways to meet the contract with melds of exactly the contract sizes in which no wild stands
-  where a natural card left in the hand could stand instead (a set takes every natural of its rank unless
-  another set of that rank, or a run, takes the rest; a run takes every natural it covers unless the next
-  run of its suit takes it). With ``contract_meld_size: at_least`` and ``wild_limit``
-  not_more_than_naturals or fewer_than_naturals, also the ways with a run longer than the contract's that
-  is *minimal*: no run of at least the contract size inside it meets the wild limit with its natural cards
-  (5H-JK-7H-2C-9H under fewer_than_naturals, where every four places hold two wilds); such ways always
-  leave a card to discard. Order: the ways with runs of the contract size (fewest wilds first, roughly),
-  then those with a longer run; when both kinds together are more than the cap, the longer ones keep
-  ``MAX_LISTED_GO_DOWNS // 4`` places (all of them if they are fewer). With ``contract_meld_size: exact``
-  only melds of exactly 3 / 4 / 7 cards are listed, as only those are legal.
-* Hand 7: the ways to lay down all but one card as a set and two runs of any lengths: for each card that
-  may be left (C3), each split of the natural cards among the melds — two runs of one suit take one each of
-  a card held twice and may share the single cards out in any way, at a rank (3-6D / 7-JD) or crossing
-  (3-4-5-JK-7D / 6-JK-8-9D) — and each share of the wilds among the melds. Order: by the set's rank, the
-  card left and the split; the first way found for each split comes first, then the other ways (other
-  wild counts per meld), so that the cap cuts off wild shares before it cuts off a split.
-* Wilds, in every hand: where a run's wilds sit and which wild cards are used are collapsed to one
-  canonical form: jokers before 2s (2s by suit; a set of 2s takes jokers as its wilds, the other 2s
-  may be wilds in the runs), a run's extra wilds extend it upwards first, and a run whose places include
-  its suit's 2 holds that 2 there, as a natural card (in hand 7 a run extends downwards to reach it).
-
-Other arrangements (longer melds where the contract sizes do, other wild choices) are for the client to
-send. See :mod:`engine.contracts` for the searches and their limits.
-
-Listed moves are shared, read-only dicts (go-downs are cached per hand, lay-offs per meld): copy one
-before changing it.
+What ``legal_moves`` lists for going down and laying off, and how, is told in
+:mod:`engine.games.contract_rummy.listing`; the contracts, the points and the state are in
+:mod:`engine.games.contract_rummy.rules`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Mapping
 from typing import Any
 
 from engine import contracts
-from engine.cards import CARD_NAMES, CARD_OF_NAME, JOKER, SUITS, Card, cards_str, parse_card, parse_cards, standard_deck
+from engine.cards import CARD_NAMES, CARD_OF_NAME, JOKER, Card, cards_str, parse_card, parse_cards, standard_deck
 from engine.contracts import TableMeld
 from engine.errors import (
     IllegalMoveError,
-    InvalidCardError,
     InvalidMoveError,
     InvalidOptionError,
     InvalidSetupError,
@@ -117,17 +84,29 @@ from engine.game import (
     Move,
     Observation,
     OptionSpec,
-    card_field,
     chance_rng,
     hands_from_view,
     hidden_zone,
-    list_field,
     view_state_fields,
+)
+from engine.games.contract_rummy.checks import check_go_down, check_lay_off, move_card, parse_meld
+from engine.games.contract_rummy.listing import derive_index, go_down_moves, listed_go_downs, table_index
+from engine.games.contract_rummy.rules import (
+    BUY,
+    CARD_POINTS,
+    CONTRACTS,
+    DRAW,
+    MAX_LISTED_GO_DOWNS,
+    PLAY,
+    SET_SIZE,
+    ContractRummyState,
+    card_points,
+    contract_text,
+    meld_json,
 )
 from engine.registry import register
 from engine.rummy import (
     MAX_ANALYZED_HAND,
-    RummyState,
     add_known,
     add_to_hand,
     deal,
@@ -136,56 +115,6 @@ from engine.rummy import (
     take_from_hand,
 )
 from engine.setup import cards_left_out, check_fields, setup_int, setup_totals
-
-DRAW, BUY, PLAY = "draw", "buy", "play"
-
-# hand -> (sets, runs, run size, cards dealt)  (R2; CR1)
-CONTRACTS: dict[int, tuple[int, int, int, int]] = {
-    1: (2, 0, 4, 7),
-    2: (1, 1, 4, 8),
-    3: (0, 2, 4, 9),
-    4: (3, 0, 4, 10),
-    5: (1, 1, 7, 11),
-    6: (1, 2, 4, 12),
-    7: (1, 2, 4, 12),
-}
-SET_SIZE = 3
-MAX_LISTED_GO_DOWNS = 24
-
-# R9: points for a card left in hand, by card (the values of contract rummy's melds)
-CARD_POINTS: tuple[int, ...] = contracts.CONTRACT_MELDS.values
-
-
-def card_points(cards: Sequence[Card]) -> int:
-    """R9: 3-9 score 5, T-K 10, an ace 15, a 2 20, a joker 25 (CR2: ``3S 9D TC KH AS 2C JK`` is 90)."""
-    return sum(CARD_POINTS[c] for c in cards)
-
-
-def contract_text(hand_no: int) -> str:
-    sets, runs, run_size, _ = CONTRACTS[hand_no]
-    parts = []
-    if sets:
-        parts.append(f"{sets} set{'s' if sets > 1 else ''} of 3")
-    if runs:
-        parts.append(f"{runs} run{'s' if runs > 1 else ''} of {run_size}")
-    return " + ".join(parts)
-
-
-@dataclass(eq=True)
-class ContractRummyState(RummyState):
-    """A contract rummy state (plus the piles). Melds are parallel lists."""
-
-    down: list[int] = list_field(1)  # 1 once the seat has gone down this hand
-    buys: list[int] = list_field(1)  # buys per seat this hand
-    turn: int = 0  # the seat whose turn it is (to_move is a buyer during a buy window)
-    discarder: int = -1  # the seat that discarded the top discard (-1: nobody)
-    taken: Card | None = None  # the card taken from the discard pile this turn (C3)
-    went_down_now: bool = False  # the player to move went down this turn (no laying off, R6)
-    meld_owner: list[int] = list_field(1)
-    meld_suit: list[int] = list_field(1)  # -1 for a set
-    meld_low: list[int] = list_field(1)  # a set's rank, a run's lowest position (14 = ace high)
-    meld_cards: list[list[Card]] = card_field(2)  # a run's cards low to high
-    went_out: int | None = None
 
 
 class ContractRummy(Game[ContractRummyState]):
@@ -343,7 +272,7 @@ class ContractRummy(Game[ContractRummyState]):
                     or not 0 <= spec["owner"] < n:
                 raise InvalidSetupError('a setup meld is {"owner": seat, "kind": "set"|"run", "cards": [...]}')
             try:
-                meld = self._parse_meld(spec, limit)
+                meld = parse_meld(spec, limit)
             except (InvalidMoveError, IllegalMoveError) as exc:
                 raise InvalidSetupError(f"setup meld: {exc}") from exc
             self._add_meld(s, spec["owner"], meld)
@@ -391,7 +320,7 @@ class ContractRummy(Game[ContractRummyState]):
             keep_out = None
             if s.round == 7 and not opts["allow_rediscard"]:
                 keep_out = s.taken
-            moves.extend(_go_down_moves(tuple(hand), s.round, opts["wild_limit"], keep_out,
+            moves.extend(go_down_moves(tuple(hand), s.round, opts["wild_limit"], keep_out,
                                         opts["contract_meld_size"] == "exact"))
         elif not s.went_down_now and s.meld_cards:
             moves.extend(self._lay_off_moves(s, hand))
@@ -411,7 +340,7 @@ class ContractRummy(Game[ContractRummyState]):
         return t
 
     def _lay_off_moves(self, s: ContractRummyState, hand: list[Card]) -> list[Move]:
-        index = _table_index(s)
+        index = table_index(s)
         moves: list[Move] = []
         last = -1
         for c in hand:
@@ -472,7 +401,7 @@ class ContractRummy(Game[ContractRummyState]):
             raise IllegalMoveError("draw first: take the top discard or draw from the stock (R4)")
         hand = s.hands[seat]
         if kind == "discard":
-            card = _move_card(move)
+            card = move_card(move)
             if card not in hand:
                 raise IllegalMoveError(f"{CARD_NAMES[card]} is not in your hand")
             if card == self._forbidden_discard(s, hand):
@@ -480,106 +409,8 @@ class ContractRummy(Game[ContractRummyState]):
                                        "discarded in the same turn (C3)")
             return ("discard", card)
         if kind == "lay_off":
-            return self._check_lay_off(s, seat, hand, move)
-        return self._check_go_down(s, seat, hand, move)
-
-    def _parse_meld(self, spec: Any, limit: str) -> TableMeld:
-        if not isinstance(spec, Mapping) or spec.get("kind") not in ("set", "run") \
-                or not isinstance(spec.get("cards"), list):
-            raise InvalidMoveError('each meld is {"kind": "set" or "run", "cards": ["7H", ...], '
-                                   '"stands_for": [...] (optional)}')
-        cards = _cards(spec["cards"])
-        sf = spec.get("stands_for")
-        stand_ins = None if sf is None else _cards(sf)
-        if spec["kind"] == "set":
-            rank = contracts.read_set(cards, limit, stand_ins)
-            return (-1, rank, tuple(sorted(cards)))
-        return contracts.read_run(cards, limit, stand_ins)
-
-    def _check_go_down(self, s: ContractRummyState, seat: int, hand: list[Card], move: Mapping[str, Any]) -> Any:
-        specs = move.get("melds")
-        if not isinstance(specs, list) or not specs:
-            raise InvalidMoveError('a go_down move needs "melds": a list of the contract melds, e.g. '
-                                   '[{"kind": "set", "cards": ["7S", "7H", "7D"]}, ...]')
-        if s.down[seat]:
-            raise IllegalMoveError("you are already down this hand: no more melds, only laying off (R6)")
-        hand_no = s.round
-        sets, runs, run_size, _ = CONTRACTS[hand_no]
-        n_sets = sum(1 for m in specs if isinstance(m, Mapping) and m.get("kind") == "set")
-        n_runs = sum(1 for m in specs if isinstance(m, Mapping) and m.get("kind") == "run")
-        if n_sets > sets or n_runs > runs:
-            raise IllegalMoveError(f"extra meld: hand {hand_no}'s contract is {contract_text(hand_no)}, and no "
-                                   "other meld may be laid down (R6)")
-        limit = s.options["wild_limit"]
-        melds = [self._parse_meld(m, limit) for m in specs]
-        if n_sets < sets or n_runs < runs:
-            raise IllegalMoveError(f"hand {hand_no}'s contract is {contract_text(hand_no)}: all of it goes down at "
-                                   "once (R6)")
-        exact = s.options["contract_meld_size"] == "exact" and hand_no != 7
-        for suit, _low, cards in melds:
-            if suit >= 0 and len(cards) < run_size:
-                raise IllegalMoveError(f"{cards_str(cards)}: too few cards: hand {hand_no}'s run needs "
-                                       f"{run_size} (R2)")
-            want = SET_SIZE if suit < 0 else run_size
-            if exact and len(cards) != want:
-                raise IllegalMoveError(f"{cards_str(cards)}: contract melds are exactly {want} cards "
-                                       "with contract_meld_size exact (R3)")
-        used = Counter(c for m in melds for c in m[2])
-        have = Counter(hand)
-        missing = used - have
-        if missing:
-            raise IllegalMoveError(f"{cards_str(sorted(missing.elements()))} not in your hand")
-        left = len(hand) - sum(used.values())
-        if hand_no == 7:
-            if left != 1:
-                raise IllegalMoveError("hand 7: go down with your whole hand but the one card you discard (R8)")
-            rest = list((have - used).elements())
-            if rest[0] == s.taken and not s.options["allow_rediscard"]:
-                raise IllegalMoveError(f"hand 7: the card left to discard, {CARD_NAMES[rest[0]]}, was just taken "
-                                       "from the discard pile and may not be discarded this turn (C3)")
-        elif left < 1:
-            raise IllegalMoveError("keep a card to discard: a turn ends with a discard (R4)")
-        return ("go_down", tuple(melds))
-
-    def _check_lay_off(self, s: ContractRummyState, seat: int, hand: list[Card], move: Mapping[str, Any]) -> Any:
-        card = _move_card(move)
-        index = move.get("meld")
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise InvalidMoveError('a lay_off move needs "meld": the index of a meld on the table')
-        end = move.get("end")
-        wild_to = move.get("wild_to")
-        for name, value in (("end", end), ("wild_to", wild_to)):
-            if value is not None and value not in ("low", "high"):
-                raise InvalidMoveError(f'"{name}" is "low" or "high"')
-        if not s.down[seat]:
-            raise IllegalMoveError("go down first: only a player who is down may lay off (R7)")
-        if s.went_down_now:
-            raise IllegalMoveError("no laying off on the turn you go down (R6)")
-        if card not in hand:
-            raise IllegalMoveError(f"{CARD_NAMES[card]} is not in your hand")
-        if not 0 <= index < len(s.meld_cards):
-            raise IllegalMoveError(f"there is no meld {index} on the table ({len(s.meld_cards)} melds)")
-        meld = (s.meld_suit[index], s.meld_low[index], tuple(s.meld_cards[index]))
-        options = contracts.lay_off_options(meld, card, s.options["wild_limit"])
-        if not options:
-            raise IllegalMoveError(f"{CARD_NAMES[card]} cannot be laid off on meld {index} "
-                                   f"({cards_str(meld[2])}): the meld would not stay legal (R3, R7)")
-        if wild_to is not None:
-            chosen = [o for o in options if o[0] == "replace" and o[1] == wild_to]
-            if not chosen:
-                raise IllegalMoveError(f"{CARD_NAMES[card]} does not replace a wild that can move to the {wild_to} "
-                                       f"end of meld {index} (R7)")
-        elif end is not None:
-            chosen = [o for o in options if o[0] == "end" and o[1] == end]
-            if not chosen:
-                raise IllegalMoveError(f"{CARD_NAMES[card]} cannot go at the {end} end of meld {index} (R7)")
-        else:
-            chosen = options
-            if len(chosen) > 1:
-                what = "wild_to" if chosen[0][0] == "replace" else "end"
-                raise IllegalMoveError(f"{CARD_NAMES[card]} can go on meld {index} in more than one way: say "
-                                       f'"{what}": "low" or "high" (R7)')
-        return ("lay_off", (card, index, chosen[0]))
+            return check_lay_off(s, seat, hand, move)
+        return check_go_down(s, seat, hand, move)
 
     # -- playing ------------------------------------------------------------------
 
@@ -625,10 +456,10 @@ class ContractRummy(Game[ContractRummyState]):
                 self._add_meld(s, seat, meld)
             s.down = s.down[:]
             s.down[seat] = 1
-            _derive_index(s, old_table, len(old_table), len(s.meld_cards))
+            derive_index(s, old_table, len(old_table), len(s.meld_cards))
             s.went_down_now = True
             return [{"type": "go_down", "seat": seat,
-                     "melds": [_meld_json(m, seat) for m in arg]}]
+                     "melds": [meld_json(m, seat) for m in arg]}]
         # lay_off
         card, index, (how, end, new) = arg
         hand = take_from_hand(s, seat, card)
@@ -637,7 +468,7 @@ class ContractRummy(Game[ContractRummyState]):
         old_table = s.meld_cards
         s.meld_cards = s.meld_cards[:]
         s.meld_cards[index] = list(new[2])
-        _derive_index(s, old_table, index, index + 1)
+        derive_index(s, old_table, index, index + 1)
         event: Event = {"type": "lay_off", "seat": seat, "card": CARD_NAMES[card], "meld": index}
         if how == "end":
             event["end"] = end
@@ -771,7 +602,7 @@ class ContractRummy(Game[ContractRummyState]):
         obs["known"] = [[CARD_NAMES[c] for c in sorted(k)] for k in s.known]
         obs["buys"] = list(s.buys)
         obs["down"] = [bool(d) for d in s.down]
-        obs["melds"] = [_meld_json(m, o) for o, m in zip(s.meld_owner, self._melds(s), strict=True)]
+        obs["melds"] = [meld_json(m, o) for o, m in zip(s.meld_owner, self._melds(s), strict=True)]
         obs["taken"] = None if s.taken is None else CARD_NAMES[s.taken]
         obs["went_down_now"] = s.went_down_now
         obs["went_out"] = s.went_out
@@ -823,166 +654,20 @@ _PASS: Move = {"type": "pass"}
 _DISCARDS: tuple[Move, ...] = tuple({"type": "discard", "card": name} for name in CARD_NAMES)
 
 
-def _move_card(move: Mapping[str, Any]) -> Card:
-    if "card" not in move:
-        raise InvalidMoveError(f'a {move["type"]} move needs a "card", e.g. {{"type": "{move["type"]}", "card": "7H"}}')
-    return _card(move["card"])
-
-
-def _card(token: Any) -> Card:
-    try:
-        return parse_card(token)
-    except InvalidCardError as exc:
-        raise InvalidMoveError(str(exc)) from exc
-
-
-def _cards(tokens: Any) -> list[Card]:
-    if not isinstance(tokens, list):
-        raise InvalidMoveError('cards are given as a list like ["7H", "8H", "9H"]')
-    return [_card(t) for t in tokens]
-
-
-def _meld_json(meld: TableMeld, owner: int) -> dict[str, Any]:
-    suit, low, cards = meld
-    if suit < 0:
-        return {"owner": owner, "kind": "set", "rank": "A23456789TJQK"[low - 1],
-                "cards": [CARD_NAMES[c] for c in cards]}
-    return {"owner": owner, "kind": "run", "suit": SUITS[suit], "cards": [CARD_NAMES[c] for c in cards],
-            "stands_for": [CARD_NAMES[c] for c in contracts.stands_for(meld)]}
-
-
-# What each meld on the table would take, cached by the identity of the meld's card list: a meld's list is
-# replaced (copy on write), never changed, when a card is laid off on it, and states share the lists of
-# the melds that did not change. The entry keeps the list alive so that its id is not reused.
-_WANTS: dict[int, tuple[list[Card], str, tuple[tuple[Card, Move], ...]]] = {}
-
-
-def _meld_wants(s: ContractRummyState, i: int, limit: str) -> tuple[tuple[Card, Move], ...]:
-    cards = s.meld_cards[i]
-    entry = _WANTS.get(id(cards))
-    if entry is not None and entry[0] is cards and entry[1] == limit:
-        return entry[2]
-    wants = []
-    for c, how, end in contracts.meld_wants((s.meld_suit[i], s.meld_low[i], tuple(cards)), limit):
-        if how == "add":
-            move = {"type": "lay_off", "card": CARD_NAMES[c], "meld": i}
-        elif how == "end":
-            move = {"type": "lay_off", "card": CARD_NAMES[c], "meld": i, "end": end}
-        else:
-            move = {"type": "lay_off", "card": CARD_NAMES[c], "meld": i, "wild_to": end}
-        wants.append((c, move))
-    if len(_WANTS) >= 4096:
-        _WANTS.clear()
-    _WANTS[id(cards)] = (cards, limit, tuple(wants))
-    return tuple(wants)
-
-
-# The lay-offs of the whole table by card, cached by the identity of the table's meld_cards list, which
-# is replaced whenever a meld is added or changed (always rebuilt in meld order: the listing order is a
-# function of the state).
-_TABLE_INDEX: dict[int, tuple[list[list[Card]], str, dict[Card, list[Move]]]] = {}
-
-
-def _table_index(s: ContractRummyState) -> dict[Card, list[Move]]:
-    limit = s.options["wild_limit"]
-    table = s.meld_cards
-    entry = _TABLE_INDEX.get(id(table))
-    if entry is not None and entry[0] is table and entry[1] == limit:
-        return entry[2]
-    index: dict[Card, list[Move]] = {}
-    for i in range(len(table)):
-        for c, move in _meld_wants(s, i, limit):
-            found = index.get(c)
-            if found is None:
-                index[c] = [move]
-            else:
-                found.append(move)
-    if len(_TABLE_INDEX) >= 1024:
-        _TABLE_INDEX.clear()
-    _TABLE_INDEX[id(table)] = (table, limit, index)
-    return index
-
-
-def _derive_index(s: ContractRummyState, old_table: list[list[Card]], first: int, stop: int) -> None:
-    """After melds ``first..stop-1`` were changed (a lay-off) or added (going down), derive the new
-    table's index from the old table's if both it and the changed meld's old wants are cached: the same
-    lists a full rebuild makes (by card; in meld order, then in :func:`engine.contracts.meld_wants`
-    order), rebuilding only the lists of the cards those melds concern."""
-    limit = s.options["wild_limit"]
-    entry = _TABLE_INDEX.get(id(old_table))
-    if entry is None or entry[0] is not old_table or entry[1] != limit:
-        return
-    old = entry[2]
-    changed = first < len(old_table)
-    touched: set[Card] = set()
-    if changed:
-        wants = _WANTS.get(id(old_table[first]))
-        if wants is None or wants[0] is not old_table[first] or wants[1] != limit:
-            return
-        touched = {c for c, _ in wants[2]}
-    index = dict(old)
-    for c in touched:
-        index[c] = [m for m in old[c] if m["meld"] != first]
-    for i in range(first, stop):
-        for c, move in _meld_wants(s, i, limit):
-            mine = index.get(c)
-            if mine is None:
-                index[c] = [move]
-            else:
-                if c not in touched:
-                    index[c] = mine = mine[:]  # lists are shared with the old index: copy before adding
-                    touched.add(c)
-                mine.append(move)
-    for c in touched:
-        moves = index[c]
-        if not moves:
-            del index[c]
-        elif changed:
-            moves.sort(key=_meld_of)  # stable: keeps each meld's own order
-    if len(_TABLE_INDEX) >= 1024:
-        _TABLE_INDEX.clear()
-    _TABLE_INDEX[id(s.meld_cards)] = (s.meld_cards, limit, index)
-
-
-def _meld_of(move: Move) -> int:
-    meld: int = move["meld"]
-    return meld
-
-
-def _go_down_json(melds: contracts.GoDown) -> Move:
-    return {"type": "go_down", "melds": [_meld_spec(m) for m in melds]}
-
-
-@lru_cache(maxsize=1 << 14)
-def _meld_spec(meld: TableMeld) -> dict[str, Any]:
-    """A meld as a go_down move gives it (shared by the listed moves: read-only)."""
-    suit, low, cards = meld
-    if suit < 0:
-        return {"kind": "set", "cards": [CARD_NAMES[c] for c in cards]}
-    return {"kind": "run", "cards": [CARD_NAMES[c] for c in cards],
-            "stands_for": [CARD_NAMES[contracts.position_card(suit, p)] for p in range(low, low + len(cards))]}
-
-
-def listed_go_downs(hand: Sequence[Card], hand_no: int, options: Mapping[str, Any]) -> tuple[Move, ...]:
-    """The go_down moves ``legal_moves`` lists for ``hand`` in hand ``hand_no`` under ``options`` (the
-    ``wild_limit`` and ``contract_meld_size`` options; defaults for the others), with no card kept out."""
-    limit = options.get("wild_limit", "at_least_one_natural")
-    exact = options.get("contract_meld_size", "at_least") == "exact"
-    return _go_down_moves(tuple(sorted(hand)), hand_no, limit, None, exact)
-
-
-@lru_cache(maxsize=4096)
-def _go_down_moves(hand: tuple[Card, ...], hand_no: int, limit: str, keep_out: Card | None,
-                   exact: bool = False) -> tuple[Move, ...]:
-    """The listed go_down moves of ``hand`` (see the module docstring for what is listed); ``exact``:
-    the ``contract_meld_size`` option is ``exact`` (no run longer than the contract's in hands 1-6)."""
-    sets, runs, run_size, _ = CONTRACTS[hand_no]
-    if hand_no == 7:
-        found = contracts.exact_go_downs(hand, limit, MAX_LISTED_GO_DOWNS, keep_out)
-    else:
-        found = contracts.minimal_go_downs(hand, sets, runs, SET_SIZE, run_size, limit, MAX_LISTED_GO_DOWNS,
-                                           longer=not exact)
-    return tuple(_go_down_json(g) for g in found)
-
-
 GAME = register(ContractRummy())
+
+__all__ = [
+    "BUY",
+    "CARD_POINTS",
+    "CONTRACTS",
+    "DRAW",
+    "GAME",
+    "MAX_LISTED_GO_DOWNS",
+    "PLAY",
+    "SET_SIZE",
+    "ContractRummy",
+    "ContractRummyState",
+    "card_points",
+    "contract_text",
+    "listed_go_downs",
+]
