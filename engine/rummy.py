@@ -20,7 +20,17 @@ from typing import Any, ClassVar, TypeVar
 from engine import melds
 from engine.cards import CARD_NAMES, Card, parse_cards
 from engine.errors import InvalidSetupError
-from engine.game import Event, Game, State, card_field, chance_rng
+from engine.game import (
+    Event,
+    Game,
+    Observation,
+    State,
+    card_field,
+    chance_rng,
+    hands_from_view,
+    hidden_zone,
+    view_state_fields,
+)
 
 #: No game deals more cards than this to one hand (the solver is exact, and exponential: an analysis
 #: of a longer hand is refused).
@@ -121,6 +131,50 @@ def read_piles(setup: Mapping[str, Any], num_players: int) -> tuple[list[list[Ca
     if len(hands) != num_players:
         raise InvalidSetupError(f"setup needs {num_players} hands, got {len(hands)}")
     return hands, stock_top_first, discard
+
+
+def game_over_or_next_round(state: State, last_round: bool, events: list[Event]) -> bool:
+    """After a round is scored: once the ``last_round`` is over the lowest total wins, ties shared (C6; a
+    ``game_end`` event) and this returns True; otherwise the next round begins with the next dealer (the
+    caller deals it)."""
+    if last_round:
+        best = min(state.totals)
+        state.winners = [i for i, t in enumerate(state.totals) if t == best]
+        state.to_move = None
+        state.phase = "over"
+        events.append({"type": "game_end", "totals": list(state.totals), "winners": list(state.winners)})
+        return True
+    state.round += 1
+    state.dealer = (state.dealer + 1) % state.num_players
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Views of the piles
+
+
+def pile_zones(state: RummyState, seat: int | None) -> list[dict[str, Any]]:
+    """The hidden zones of ``seat``'s view of the piles: the other hands (with their known cards), the stock."""
+    zones = [hidden_zone("hand", len(state.hands[i]), i, state.known[i])
+             for i in range(state.num_players) if i != seat]
+    zones.append(hidden_zone("stock", len(state.stock)))
+    return zones
+
+
+def pile_cards_seen(obs: Observation) -> list[Card]:
+    """The cards of the piles a view shows or locates: its own hand, the discard pile, the known cards."""
+    cards = parse_cards(obs["hand"]) + parse_cards(obs["discard"])
+    for zone in obs["hidden"]:
+        cards += parse_cards(zone.get("known", []))
+    return cards
+
+
+def piles_from_view(obs: Observation, zone_cards: list[list[Card]], seed: int) -> dict[str, Any]:
+    """For ``_state_from_view``: the fields every state has and the piles, rebuilt from a view and the
+    cards dealt into its hidden zones."""
+    hands, others = hands_from_view(obs, zone_cards)
+    return {**view_state_fields(obs, seed), "hands": hands, "stock": others.get("stock", []),
+            "discard": parse_cards(obs["discard"]), "known": [parse_cards(k) for k in obs["known"]]}
 
 
 # ---------------------------------------------------------------------------

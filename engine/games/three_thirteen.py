@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine import melds
-from engine.cards import CARD_NAMES, CARD_OF_NAME, Card, parse_card, parse_cards, standard_deck
+from engine.cards import CARD_NAMES, CARD_OF_NAME, Card, parse_card, standard_deck
 from engine.errors import IllegalMoveError, InvalidMoveError, InvalidOptionError, InvalidSetupError
 from engine.game import (
     MAX_TURNS_OPTION,
@@ -38,9 +38,6 @@ from engine.game import (
     Observation,
     OptionSpec,
     chance_rng,
-    hands_from_view,
-    hidden_zone,
-    view_state_fields,
 )
 from engine.registry import register
 from engine.rummy import (
@@ -49,6 +46,10 @@ from engine.rummy import (
     add_known,
     add_to_hand,
     deal,
+    game_over_or_next_round,
+    pile_cards_seen,
+    pile_zones,
+    piles_from_view,
     read_piles,
     restock,
     take_from_hand,
@@ -338,15 +339,8 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
             "totals": list(s.totals),
         }
         events = [event]
-        if s.round >= self.rounds:
-            best = min(s.totals)
-            s.winners = [i for i, t in enumerate(s.totals) if t == best]  # C6
-            s.to_move = None
-            s.phase = "over"
-            events.append({"type": "game_end", "totals": list(s.totals), "winners": list(s.winners)})
+        if game_over_or_next_round(s, s.round >= self.rounds, events):
             return events
-        s.round += 1
-        s.dealer = (s.dealer + 1) % s.num_players
         self._deal(s)
         events.append({"type": "round_start", "round": s.round, "dealer": s.dealer,
                        "wild_rank": self.wild_rank(s.round), "up_card": CARD_NAMES[s.discard[-1]]})
@@ -364,25 +358,14 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
         obs["taken"] = None if s.taken is None else CARD_NAMES[s.taken]
         obs["went_out"] = s.went_out
         obs["last_turns"] = s.last_turns
-        zones = [hidden_zone("hand", len(s.hands[i]), i, s.known[i]) for i in range(s.num_players) if i != seat]
-        zones.append(hidden_zone("stock", len(s.stock)))
-        obs["hidden"] = zones
+        obs["hidden"] = pile_zones(s, seat)
 
     def visible_cards(self, obs: Observation) -> list[Card]:
-        cards = parse_cards(obs["hand"]) + parse_cards(obs["discard"])
-        for zone in obs["hidden"]:
-            cards += parse_cards(zone.get("known", []))
-        return cards
+        return pile_cards_seen(obs)
 
     def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> RummyRoundsState:
-        hands, others = hands_from_view(obs, zone_cards)
-        stock = others.get("stock", [])
         return RummyRoundsState(
-            **view_state_fields(obs, seed),
-            hands=hands,
-            stock=stock,
-            discard=parse_cards(obs["discard"]),
-            known=[parse_cards(k) for k in obs["known"]],
+            **piles_from_view(obs, zone_cards, seed),
             taken=None if obs["taken"] is None else parse_card(obs["taken"]),
             went_out=obs["went_out"],
             last_turns=obs["last_turns"],

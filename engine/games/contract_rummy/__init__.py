@@ -85,9 +85,6 @@ from engine.game import (
     Observation,
     OptionSpec,
     chance_rng,
-    hands_from_view,
-    hidden_zone,
-    view_state_fields,
 )
 from engine.games.contract_rummy.checks import check_go_down, check_lay_off, move_card, parse_meld
 from engine.games.contract_rummy.listing import derive_index, go_down_moves, listed_go_downs, table_index
@@ -110,6 +107,10 @@ from engine.rummy import (
     add_known,
     add_to_hand,
     deal,
+    game_over_or_next_round,
+    pile_cards_seen,
+    pile_zones,
+    piles_from_view,
     read_piles,
     restock,
     take_from_hand,
@@ -556,15 +557,8 @@ class ContractRummy(Game[ContractRummyState]):
             "totals": list(s.totals),
         }]
         s.taken = None
-        if s.round >= self.num_hands(s.options):
-            best = min(s.totals)
-            s.winners = [i for i, t in enumerate(s.totals) if t == best]
-            s.to_move = None
-            s.phase = "over"
-            events.append({"type": "game_end", "totals": list(s.totals), "winners": list(s.winners)})
+        if game_over_or_next_round(s, s.round >= self.num_hands(s.options), events):
             return events
-        s.round += 1
-        s.dealer = (s.dealer + 1) % s.num_players
         self._deal(s)
         events.append({"type": "round_start", "round": s.round, "dealer": s.dealer,
                        "contract": contract_text(s.round), "up_card": CARD_NAMES[s.discard[-1]]})
@@ -606,27 +600,17 @@ class ContractRummy(Game[ContractRummyState]):
         obs["taken"] = None if s.taken is None else CARD_NAMES[s.taken]
         obs["went_down_now"] = s.went_down_now
         obs["went_out"] = s.went_out
-        zones = [hidden_zone("hand", len(s.hands[i]), i, s.known[i]) for i in range(s.num_players) if i != seat]
-        zones.append(hidden_zone("stock", len(s.stock)))
-        obs["hidden"] = zones
+        obs["hidden"] = pile_zones(s, seat)
 
     def visible_cards(self, obs: Observation) -> list[Card]:
-        cards = parse_cards(obs["hand"]) + parse_cards(obs["discard"])
+        cards = pile_cards_seen(obs)
         for m in obs["melds"]:
             cards += parse_cards(m["cards"])
-        for zone in obs["hidden"]:
-            cards += parse_cards(zone.get("known", []))
         return cards
 
     def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> ContractRummyState:
-        hands, others = hands_from_view(obs, zone_cards)
-        stock = others.get("stock", [])
         s = ContractRummyState(
-            **view_state_fields(obs, seed),
-            hands=hands,
-            stock=stock,
-            discard=parse_cards(obs["discard"]),
-            known=[parse_cards(k) for k in obs["known"]],
+            **piles_from_view(obs, zone_cards, seed),
             down=[int(d) for d in obs["down"]],
             buys=list(obs["buys"]),
             turn=obs["turn"],
