@@ -1,30 +1,26 @@
-"""The registry of games: ``get_game("three-thirteen")``, ``all_games()``."""
+"""The registry of games: ``get_game("three-thirteen")``, ``all_games()``.
+
+It stands above the game modules: each module defines its game, :data:`engine.games.GAMES` lists them,
+and nothing under ``engine/games/`` imports this module.
+"""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from engine.errors import UnknownGameError
 from engine.game import Game
+from engine.games import GAMES
 
 _GAMES: dict[str, Game[Any]] = {}
-G = TypeVar("G", bound=Game[Any])
-
-
-def register(game: G) -> G:
-    """Add a game instance under its ``info.id`` (done once by each game module)."""
-    if game.info.id in _GAMES:
-        raise ValueError(f"game {game.info.id!r} is registered twice")
-    _GAMES[game.info.id] = game
-    return game
-
-
-def _load() -> None:
-    import engine.games  # noqa: F401  (each game module registers itself on import)
+for _game in GAMES:
+    if _game.info.id in _GAMES:
+        raise ValueError(f"game {_game.info.id!r} is listed twice")
+    _GAMES[_game.info.id] = _game
 
 
 def get_game(game_id: str) -> Game[Any]:
-    _load()
+    """The game of ``game_id``; UnknownGameError names the games there are."""
     try:
         return _GAMES[game_id]
     except KeyError:
@@ -33,5 +29,5 @@ def get_game(game_id: str) -> Game[Any]:
 
 
 def all_games() -> list[Game[Any]]:
-    _load()
+    """Every game, by id."""
     return [_GAMES[k] for k in sorted(_GAMES)]

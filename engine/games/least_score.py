@@ -106,7 +106,6 @@ from engine.game import (
     list_field,
     view_state_fields,
 )
-from engine.registry import register
 from engine.setup import cards_left_out, check_fields, setup_int
 
 HAND_SIZE = 5
@@ -786,4 +785,4 @@ def _setup_list(setup: Mapping[str, Any], name: str, n: int, kind: type) -> list
     return list(value)
 
 
-GAME = register(LeastScore())
+GAME = LeastScore()

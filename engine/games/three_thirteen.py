@@ -39,7 +39,6 @@ from engine.game import (
     OptionSpec,
     chance_rng,
 )
-from engine.registry import register
 from engine.rummy import (
     RummyRounds,
     RummyRoundsState,
@@ -384,4 +383,4 @@ def _meld_rules(aces: str, wild_rank: int, ace_value: int) -> melds.MeldRules:
     )
 
 
-GAME = register(ThreeThirteen())
+GAME = ThreeThirteen()

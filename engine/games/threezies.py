@@ -16,7 +16,6 @@ from typing import Any
 from engine import melds
 from engine.game import MAX_TURNS_OPTION, GameInfo, OptionSpec
 from engine.games.three_thirteen import ThreeThirteen
-from engine.registry import register
 from engine.rummy import RummyRoundsState
 
 _ACES = {"aces": "high_or_low"}  # Threezies aces are always high or low
@@ -54,4 +53,4 @@ class Threezies(ThreeThirteen):
         return 1
 
 
-GAME = register(Threezies())
+GAME = Threezies()

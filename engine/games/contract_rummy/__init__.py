@@ -101,7 +101,6 @@ from engine.games.contract_rummy.rules import (
     contract_text,
     meld_json,
 )
-from engine.registry import register
 from engine.rummy import (
     MAX_ANALYZED_HAND,
     add_known,
@@ -638,7 +637,7 @@ _PASS: Move = {"type": "pass"}
 _DISCARDS: tuple[Move, ...] = tuple({"type": "discard", "card": name} for name in CARD_NAMES)
 
 
-GAME = register(ContractRummy())
+GAME = ContractRummy()
 
 __all__ = [
     "BUY",
