@@ -11,15 +11,12 @@ the lower deadwood, then the dearer card, then the higher card code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from engine.cards import JOKER, Card
 from engine.melds.sharing import item_front, merge
+from engine.melds.solver import Item, Leaf, Objective, Solver
 from engine.melds.suit_tables import FAST_WILDS, SCALE, SCALE_BITS
 from engine.melds.vocabulary import DiscardChoice
-
-if TYPE_CHECKING:
-    from engine.melds.solver import Item, Leaf, Solver
 
 _SHIFT = (1).__lshift__
 _MASK52 = (1 << 52) - 1
@@ -123,7 +120,7 @@ def discard_fast(solver: Solver, hand: Sequence[Card]) -> DiscardChoice | None:
     if nj > joker_wild:
         nat_v += values[JOKER]
     if wild_n:
-        melded_v, key = solver.best_split(nat, wild_n, solver.least_deadwood_discard)
+        melded_v, key = solver.best_split(nat, wild_n, solver.least_deadwood_discard or _discard_objective(solver))
         if melded_v == 0 and not (solver.all_wild_ok and wild_n >= solver.all_wild_size):
             return None  # nothing melds: every card is deadwood (the loop settles it quickly)
     else:
@@ -183,9 +180,16 @@ def _discard_no_wild(solver: Solver, n: int) -> tuple[int, int]:
     return best, best_key
 
 
+def _discard_objective(solver: Solver) -> Objective:
+    """The best discard's :class:`~engine.melds.solver.Objective` for ``solver`` (made once): sets are worth
+    their value in points, and an item carries its best card to discard."""
+    objective = solver.least_deadwood_discard = Objective(solver.set_value, {}, solver.item_pick, score_discard_leaves)
+    return objective
+
+
 def score_discard_leaves(solver: Solver, n: int, wilds: int, leaves: Sequence[Leaf], fixed_v: int, fixed52: int,
                          items: list[Item], items52: int, want: bool) -> tuple[int, int]:
-    """:attr:`~engine.melds.solver.Solver.least_deadwood_discard`'s score, for the naturals ``n`` with
+    """The best discard's score (see :func:`_discard_objective`), for the naturals ``n`` with
     ``wilds`` wilds (one deck): (best melded natural value, best discard key) over the leaves.
 
     An item's cards fit no run: they leave the suit masks, and are discard candidates of their own

@@ -8,18 +8,30 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from itertools import product
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from engine.cards import JOKER, Card, make_card
 from engine.melds.suit_tables import INF, SCALE
 from engine.melds.validity import find_meld, meld_with_targets
-from engine.melds.vocabulary import MAX_RUN, Arrangement, Meld, check_card, position_card
-
-if TYPE_CHECKING:
-    from engine.melds.solver import Solver
+from engine.melds.vocabulary import MAX_RUN, Arrangement, Meld, MeldRules, check_card, position_card
 
 
-def solve_by_search(solver: Solver, hand: Sequence[Card], want: bool) -> tuple[int, int, list[Card] | None]:
+class Precomputed(Protocol):
+    """What the search reads of :class:`engine.melds.solver.Solver` (the rules, precomputed)."""
+
+    rules: MeldRules
+    weight: list[int]  # by card code: value * SCALE + 1
+    min_set: int
+    min_run: int
+    limit: str
+    ace_high: bool
+    jokers_wild: bool
+    absorbing: bool  # every wild joins a meld once a natural is melded
+    all_wild_ok: bool  # a meld of wilds alone is legal
+    all_wild_size: int
+
+
+def solve_by_search(solver: Precomputed, hand: Sequence[Card], want: bool) -> tuple[int, int, list[Card] | None]:
     """:meth:`~engine.melds.solver.Solver.solve` by the general search."""
     total, melded, plan = search(solver, hand, want)
     if not want:
@@ -28,7 +40,7 @@ def solve_by_search(solver: Solver, hand: Sequence[Card], want: bool) -> tuple[i
     return total, melded, sorted(plan[1])
 
 
-def search(solver: Solver, hand: Sequence[Card], want: bool, exact_rooms: bool = False) -> tuple[int, int, Any]:
+def search(solver: Precomputed, hand: Sequence[Card], want: bool, exact_rooms: bool = False) -> tuple[int, int, Any]:
     """Exact memoised search; with ``want`` also the plan ``(melds, deadwood, wilds used)``.
 
     Each meld records the naturals it takes and the least and most wilds it
@@ -84,7 +96,8 @@ def search(solver: Solver, hand: Sequence[Card], want: bool, exact_rooms: bool =
     return total, best, best_plan
 
 
-def _search_absorbing(solver: Solver, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:
+def _search_absorbing(solver: Precomputed, naturals: tuple[Card, ...], wild_w: list[int],
+                      want: bool) -> tuple[int, Any]:
     """:func:`_search_one` for the limits where every wild joins once a natural is melded.
 
     Only the least wilds of each meld count, and a run never skips a
@@ -167,7 +180,7 @@ def _search_absorbing(solver: Solver, naturals: tuple[Card, ...], wild_w: list[i
     return value, (melds, used)
 
 
-def _search_one(solver: Solver, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:
+def _search_one(solver: Precomputed, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:
     wt = solver.weight
     n_wild = len(wild_w)
     prefix = [0]
@@ -270,7 +283,7 @@ def _search_one(solver: Solver, naturals: tuple[Card, ...], wild_w: list[int], w
     return value, (melds, used)
 
 
-def arrangement(solver: Solver, hand: Sequence[Card]) -> Arrangement:
+def arrangement(solver: Precomputed, hand: Sequence[Card]) -> Arrangement:
     total, melded, plan = search(solver, hand, True)
     melds, dead, wilds = plan
     realized = _realize(solver, melds, wilds)
@@ -283,7 +296,7 @@ def arrangement(solver: Solver, hand: Sequence[Card]) -> Arrangement:
     return Arrangement(score, tuple(realized), tuple(sorted(dead)))
 
 
-def _realize(solver: Solver, plan: list[Any], wilds: list[Card]) -> list[Meld] | None:
+def _realize(solver: Precomputed, plan: list[Any], wilds: list[Card]) -> list[Meld] | None:
     """Concrete melds from the search plan: share out ``wilds`` and say what each stands for.
 
     None if the extra wilds fit nowhere (only when every meld is a full run)."""
@@ -312,7 +325,7 @@ def _realize(solver: Solver, plan: list[Any], wilds: list[Card]) -> list[Meld] |
     return out
 
 
-def _set_meld(solver: Solver, naturals: list[Card], wilds: list[Card]) -> Meld:
+def _set_meld(solver: Precomputed, naturals: list[Card], wilds: list[Card]) -> Meld:
     rank = naturals[0] % 13
     targets = [make_card(rank + 1, 0 if w == JOKER else w // 13) for w in wilds]
     meld = meld_with_targets(tuple(naturals + wilds), tuple(naturals + targets), solver.rules)
@@ -320,7 +333,7 @@ def _set_meld(solver: Solver, naturals: list[Card], wilds: list[Card]) -> Meld:
     return meld
 
 
-def _run_meld(solver: Solver, naturals: list[Card], first_place: int, wilds: list[Card]) -> Meld:
+def _run_meld(solver: Precomputed, naturals: list[Card], first_place: int, wilds: list[Card]) -> Meld:
     suit = naturals[0] // 13
     places = [first_place] + [c % 13 + 1 for c in naturals[1:]]
     lo, hi = min(places), max(places)
@@ -337,7 +350,7 @@ def _run_meld(solver: Solver, naturals: list[Card], first_place: int, wilds: lis
     return meld
 
 
-def _all_wild_meld(solver: Solver, wilds: list[Card]) -> Meld:
+def _all_wild_meld(solver: Precomputed, wilds: list[Card]) -> Meld:
     meld = find_meld(tuple(sorted(wilds)), solver.rules)
     assert meld is not None, wilds
     return meld

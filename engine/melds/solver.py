@@ -38,7 +38,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.cards import JOKER, Card, make_card
-from engine.melds import discard
 from engine.melds.search import solve_by_search
 from engine.melds.sharing import item_front, pick_items, share_gain, share_split
 from engine.melds.suit_tables import (
@@ -116,7 +115,9 @@ class Solver:
         # the one-pass best discard needs every card to be worth something (see discard.discard_fast)
         self.discard_fast_ok = self.absorbing and min(rules.values) > 0
         self.most_melded = Objective(self.set_weight, {}, self.spread, _score_melded)
-        self.least_deadwood_discard = Objective(self.set_value, {}, self.item_pick, discard.score_discard_leaves)
+        # the best discard's objective (set worth in points; items carry their best card to discard), made by
+        # engine.melds.discard on first use
+        self.least_deadwood_discard: Objective | None = None
 
     def _set_options(self, objective: Objective, wilds: int, r: int, present: int, runnable: int) -> list[Leaf]:
         """The sets to try at rank ``r`` within ``wilds`` (from ``set_options``), with their worth and cards."""
@@ -281,7 +282,7 @@ class Solver:
     def best_split(self, n: int, wilds: int, objective: Objective, want: bool = False) -> tuple[int, int]:
         """The best of ``objective`` over the ways to split the naturals ``n`` (one deck) into sets and
         runs with at most ``wilds`` wilds: for :attr:`most_melded`, the best melded weight (0: no natural
-        can be melded) and, if ``want``, the cards melded; for :attr:`least_deadwood_discard`, the best
+        can be melded) and, if ``want``, the cards melded; for the best discard's objective, the best
         melded value and the best discard's key (see :mod:`engine.melds.discard`).
 
         Sets are chosen per rank: only ranks whose cards also fit a run are branched on (the *leaves*
