@@ -127,6 +127,15 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.validation import CARD, CARDS, INDEX, MoveTable, choice, objects
+
+#: The fields of each move type (``Game.move_fields``).
+MOVE_FIELDS: MoveTable = {
+    "take_discard": {}, "draw": {}, "buy": {}, "pass": {},
+    "go_down": {"melds": objects(kind=choice("set", "run"), cards=CARDS, stands_for=CARDS)},
+    "lay_off": {"card": CARD, "meld": INDEX, "end": choice("low", "high"), "wild_to": choice("low", "high")},
+    "discard": {"card": CARD},
+}
 
 DRAW, BUY, PLAY = "draw", "buy", "play"
 
@@ -219,6 +228,7 @@ class ContractRummy(Game):
         ),
     )
     state_class = ContractRummyState
+    move_fields = MOVE_FIELDS
     copy_on_write = True
 
     # -- rules per hand -------------------------------------------------------

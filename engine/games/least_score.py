@@ -107,6 +107,14 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.validation import CARD, CARDS, MoveTable, choice
+
+#: The fields of each move type (``Game.move_fields``).
+MOVE_FIELDS: MoveTable = {
+    "declare": {},
+    "discard": {"cards": CARDS},
+    "pick": {"source": choice("deck", "floor"), "card": CARD},
+}
 
 HAND_SIZE = 5
 FALSE_DECLARE_PENALTY = 20
@@ -331,6 +339,7 @@ class LeastScore(Game):
         ),
     )
     state_class = LeastScoreState
+    move_fields = MOVE_FIELDS
     copy_on_write = True
     _decks = (standard_deck(1), standard_deck(2))  # by "two decks?" (R1); copied by _shuffled
 
