@@ -17,6 +17,7 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
+from service.bodies import BoundedJSONProvider
 from service.config import MAX_REQUEST_BYTES, Config
 from service.errors import register_error_handlers
 from service.extensions import Metrics, configure_logging, limiter
@@ -43,14 +44,15 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     cfg = config if isinstance(config, Config) else Config.from_env().with_overrides(config)
     configure_logging(cfg.log_level)
     app = Flask("cardtable")
+    app.json = BoundedJSONProvider(app)  # request bodies nest at most MAX_JSON_DEPTH deep
     app.config["CARDTABLE"] = cfg
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     if cfg.trust_proxy_hops:
         from werkzeug.middleware.proxy_fix import ProxyFix
 
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=cfg.trust_proxy_hops)  # type: ignore[method-assign]
-    app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.json.compact = True  # type: ignore[attr-defined]
+    app.json.sort_keys = False
+    app.json.compact = True
 
     embedded = None
     url = cfg.redis_url

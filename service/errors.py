@@ -93,6 +93,10 @@ TITLES: dict[str, str] = {
 }
 
 
+#: The code of a validation problem confined to one part of a request body.
+BODY_PART_CODES = {"state": "invalid_state", "view": "invalid_view"}
+
+
 class ApiError(Exception):
     """A failure with a stable code; raise it anywhere in a view."""
 
@@ -178,7 +182,10 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
         errors = _flatten_errors(exc.messages)
         first = next(iter(errors.items()), ("request", ["invalid"]))
         detail = f"{first[0]}: {first[1][0]}" if first[1] else "the request body is invalid"
-        return problem("invalid_request", detail, 422, errors=errors)
+        # a malformed state blob or view has the code the engine gives one (invalid_state, invalid_view)
+        parts = {name.split(".", 1)[0] if "." in name else "" for name in errors}
+        code = BODY_PART_CODES.get(parts.pop(), "invalid_request") if len(parts) == 1 else "invalid_request"
+        return problem(code, detail, 422, errors=errors)
 
     def _store_down(exc: Exception) -> Response:
         log.warning("store unavailable: %s", exc.__class__.__name__)
