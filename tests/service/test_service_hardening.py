@@ -184,3 +184,18 @@ def test_a_setup_is_bounded_like_any_body(client: Any) -> None:
     deep["hands"] = [[[[["7H"]]]]]
     body = refused(client.post("/v1/matches", json={"game": TT, "players": players, "setup": deep}), "invalid_card")
     assert "is not a card" in body["detail"]
+
+
+SLOW_HAND = "5D 5H 5S 5S 6D 6D 6H 6H 6S 6S 7C 7D 7D 7D 7H 7S 7S 8C 8H 9C 9D JD JK KS"
+
+
+def test_analyze_takes_no_hand_longer_than_the_game_deals(client: Any) -> None:
+    """The exact solver is exponential in the hand: a 24-card Three Thirteen hand took 6.8 s; the longest
+    hand of the game is 14 cards (13 dealt in round 11, plus a draw)."""
+    hand = SLOW_HAND.split()
+    options = {"decks": 4, "jokers_per_deck": 2}
+    r, t = post_timed(client, f"/v1/games/{TT}/analyze", json={"hand": hand, "round": 11, "options": options})
+    body = refused(r, "invalid_hand", within=0.5, started=t)
+    assert body["errors"] == {"hand": ["at most 14 cards"]}
+    r, t = post_timed(client, f"/v1/games/{TT}/analyze", json={"hand": hand[:14], "round": 11, "options": options})
+    assert r.status_code == 200 and time.perf_counter() - t < 1.0
