@@ -129,8 +129,16 @@ class StoreUnavailable(Exception):
     """The match store cannot be reached; nothing was written."""
 
 
+#: A problem answers in a few hundred bytes whatever the request was: its detail and its list of field errors
+#: are cut to these sizes (a body with 3,000 bad items made a 150 KB answer).
+MAX_DETAIL_CHARS = 1000
+MAX_ERROR_FIELDS = 20
+
+
 def problem(code: str, detail: str, status: int, *, errors: Any = None,
             headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None) -> Response:
+    if len(detail) > MAX_DETAIL_CHARS:
+        detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
     body: dict[str, Any] = {
         "type": TYPE_BASE + code,
         "title": TITLES.get(code, code.replace("_", " ").capitalize()),
@@ -138,6 +146,10 @@ def problem(code: str, detail: str, status: int, *, errors: Any = None,
         "detail": detail,
         "code": code,
     }
+    if isinstance(errors, dict) and len(errors) > MAX_ERROR_FIELDS:
+        kept = dict(list(errors.items())[:MAX_ERROR_FIELDS])
+        kept["_more"] = [f"{len(errors) - MAX_ERROR_FIELDS} more fields have errors"]
+        errors = kept
     if errors is not None:
         body["errors"] = errors
     if extra:

@@ -199,3 +199,16 @@ def test_analyze_takes_no_hand_longer_than_the_game_deals(client: Any) -> None:
     assert body["errors"] == {"hand": ["at most 14 cards"]}
     r, t = post_timed(client, f"/v1/games/{TT}/analyze", json={"hand": hand[:14], "round": 11, "options": options})
     assert r.status_code == 200 and time.perf_counter() - t < 1.0
+
+
+def test_a_problem_stays_small_whatever_the_body(client: Any) -> None:
+    """3,000 bad items made a 150 KB answer (one error per item); a card-like string of 5,000 characters was
+    quoted whole."""
+    game = get_game(TT)
+    state = game.to_json(game.new_match(2, seed=3))
+    r = client.post(f"/v1/games/{TT}/legal-moves", json={"state": {**state, "round_scores": ["x"] * 3000}})
+    body = refused(r, "invalid_state")
+    assert len(r.get_data()) < 3000
+    assert body["errors"]["_more"] == ["2980 more fields have errors"]
+    r = client.post(f"/v1/games/{TT}/analyze", json={"hand": ["7H"], "options": {"aces": "x" * 5000}})
+    assert len(r.get_data()) < 3000
