@@ -166,6 +166,10 @@ def _instrument(app: Flask, metrics: Metrics, cfg: Config) -> None:
         endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
         metrics.observe_request(endpoint, request.method, response.status_code, elapsed)
         response.headers["X-Request-Id"] = g.get("request_id", "")
+        if request.method == "OPTIONS" and response.status_code == 200 and not response.content_length:
+            # Flask's automatic OPTIONS answer: no content (204) and no text/html type, just Allow (and CORS)
+            response.status_code = 204
+            del response.headers["Content-Type"]
         origin = request.headers.get("Origin")
         if origin and cors_origins and ("*" in cors_origins or origin in cors_origins):
             response.headers["Access-Control-Allow-Origin"] = "*" if "*" in cors_origins else origin
