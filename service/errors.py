@@ -105,7 +105,7 @@ TITLES: dict[str, str] = {
 
 
 #: The code of a validation problem confined to one part of a request body.
-BODY_PART_CODES = {"state": "invalid_state", "view": "invalid_view"}
+BODY_PART_CODES = {"state": "invalid_state", "view": "invalid_view", "options": "invalid_option"}
 
 
 class ApiError(Exception):
@@ -208,7 +208,8 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
         # a malformed state blob or view has the code the engine gives one (invalid_state, invalid_view)
         parts = {name.split(".", 1)[0] if "." in name else "" for name in errors}
         code = BODY_PART_CODES.get(parts.pop(), "invalid_request") if len(parts) == 1 else "invalid_request"
-        return problem(code, detail, 422, errors=errors)
+        extra = {"option": first[0].split(".")[1]} if code == "invalid_option" else None  # as the engine names it
+        return problem(code, detail, 422, errors=errors, extra=extra)
 
     def _store_down(exc: Exception) -> Response:
         log.warning("store unavailable: %s", exc.__class__.__name__)

@@ -102,8 +102,8 @@ def test_a_body_at_the_depth_limit_is_parsed(client: Any) -> None:
     for _ in range(MAX_JSON_DEPTH - 2):
         nested = [nested]
     r = client.post(f"/v1/games/{TT}/analyze", json={"hand": ["7H"], "options": {"x": nested}})
-    body = refused(r, "invalid_request")  # parsed, then refused by the schema: an option is a scalar
-    assert "options.x" in json.dumps(body["errors"])
+    body = refused(r, "invalid_option")  # parsed, then refused by the schema: an option is a scalar
+    assert body["option"] == "x" and "options.x.value" in body["errors"]
 
 
 def test_a_body_that_is_not_json_says_so(client: Any) -> None:
@@ -212,3 +212,9 @@ def test_a_problem_stays_small_whatever_the_body(client: Any) -> None:
     assert body["errors"]["_more"] == ["2980 more fields have errors"]
     r = client.post(f"/v1/games/{TT}/analyze", json={"hand": ["7H"], "options": {"aces": "x" * 5000}})
     assert len(r.get_data()) < 3000
+
+
+def test_an_option_of_the_wrong_shape_is_an_invalid_option_naming_it(client: Any) -> None:
+    r = client.post("/v1/matches", json={"game": TT, "players": [{}, {}], "options": {"decks": [1, 2]}})
+    body = refused(r, "invalid_option")
+    assert body["option"] == "decks" and "options.decks.value" in body["errors"]
