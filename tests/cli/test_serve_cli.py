@@ -33,6 +33,7 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PROMETHEUS_MULTIPROC_DIR")}
     env["PYTHONPATH"] = str(ROOT)
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
     proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port), "--workers", "2"],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
@@ -66,3 +67,79 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
     stderr = proc.stderr.read().decode() if proc.stderr else ""
     assert proc.returncode == 0, stderr
     assert "REDIS_URL is not set; embedded Redis at unix://" in stderr
+
+
+def test_where_serve_listens_flags_then_cardtable_bind_then_the_default() -> None:
+    from cli.main import resolve_bind
+
+    assert resolve_bind(None, None, None) == "127.0.0.1:8000"
+    assert resolve_bind(None, None, "") == "127.0.0.1:8000"
+    assert resolve_bind(None, None, "0.0.0.0:9000") == "0.0.0.0:9000"  # the Dockerfile's ENV
+    assert resolve_bind(None, None, "unix:/run/ct.sock") == "unix:/run/ct.sock"
+    assert resolve_bind(None, 8123, "0.0.0.0:9000") == "0.0.0.0:8123"  # a flag overrides its own half
+    assert resolve_bind("10.0.0.1", None, "0.0.0.0:9000") == "10.0.0.1:9000"
+    assert resolve_bind("::1", 8123, None) == "[::1]:8123"
+    assert resolve_bind(None, 8123, "unix:/run/ct.sock") == "127.0.0.1:8123"
+
+
+def test_serve_help_gives_the_defaults_and_the_environment() -> None:
+    out = subprocess.run([sys.executable, "-m", "cli.main", "serve", "--help"], capture_output=True, text=True,
+                         cwd=ROOT, check=True, env={**os.environ, "COLUMNS": "120"}).stdout
+    assert "else 127.0.0.1" in out and "else 8000" in out
+    for name in ("CARDTABLE_BIND", "CARDTABLE_WORKERS", "REDIS_URL", "AI_MOVE_TIME_MS=200", "XDG_DATA_HOME"):
+        assert name in out, name
+
+
+TWO_SERVERS = r"""
+set -u
+ready() {  # wait for /readyz on port $1
+  for _ in $(seq 150); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ] && return 0
+    sleep 0.2
+  done
+  echo "port $1 never became ready"; exit 3
+}
+# A listens where CARDTABLE_BIND says; B is told the same but its --port wins
+CARDTABLE_BIND=127.0.0.1:$P1 "$CT" serve --workers 1 2>a.log &
+A=$!
+CARDTABLE_BIND=127.0.0.1:$P1 "$CT" serve --port "$P2" --workers 1 2>b.log &
+B=$!
+ready "$P1"; ready "$P2"
+MATCH=$(curl -s -X POST "http://127.0.0.1:$P2/v1/matches" -H 'Content-Type: application/json' \
+  -d '{"game": "threezies", "players": [{}, {}]}' | sed 's/.*"match_id":"\([^"]*\)".*/\1/')
+kill -TERM "$A"; wait "$A"; echo "A stopped with $?"
+echo "B readyz $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P2/readyz")"
+echo "B match $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P2/v1/matches/$MATCH")"
+kill -TERM "$B"; wait "$B"; echo "B stopped with $?"
+echo "the script is still alive"
+"""
+
+
+def test_two_servers_from_one_script_in_one_folder_each_own_their_redis(tmp_path: Path) -> None:
+    """Issue 18 item 3: two `cardtable serve` started by one script in one folder, stopped one after the other.
+
+    Each has its own embedded Redis with its data in a per-port directory under XDG_DATA_HOME (never in the
+    folder), the first to stop leaves the other serving, and stopping them signals nothing but what each
+    started: the script goes on to its last line (the script runs in a session of its own, so a regression
+    that signals the process group kills the script, not the test)."""
+    script = tmp_path / "two.sh"
+    script.write_text(TWO_SERVERS)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    p1, p2 = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PROMETHEUS_MULTIPROC_DIR",
+                                                             "CARDTABLE_BIND")}
+    env.update({"PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "data"), "P1": str(p1), "P2": str(p2),
+                "CT": str(Path(sys.executable).parent / "cardtable")})
+    done = subprocess.run(["bash", str(script)], cwd=folder, env=env, capture_output=True, text=True, timeout=120,
+                          start_new_session=True)
+    logs = "\n".join(f"{name}:\n{(folder / name).read_text()}" for name in ("a.log", "b.log")
+                     if (folder / name).exists())
+    assert done.returncode == 0, f"{done.returncode}\n{done.stdout}\n{done.stderr}\n{logs}"
+    assert done.stdout.splitlines() == ["A stopped with 0", "B readyz 200", "B match 200", "B stopped with 0",
+                                        "the script is still alive"], done.stdout + logs
+    assert sorted(p.name for p in folder.iterdir()) == ["a.log", "b.log"]  # no data file in the folder
+    for port, log in ((p1, "a.log"), (p2, "b.log")):
+        data = tmp_path / "data" / "cardtable" / f"redis-{port}"
+        assert (data / "dump.rdb").exists()  # saved at the stop, for the next start on that port
+        assert f"data in {data / 'dump.rdb'}" in (folder / log).read_text()

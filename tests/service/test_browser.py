@@ -19,7 +19,7 @@ from playwright.sync_api import Page, sync_playwright
 from werkzeug.serving import make_server
 
 from service.app import create_app
-from service.store import EmbeddedRedis
+from service.embedded_redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
