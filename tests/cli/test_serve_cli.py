@@ -27,6 +27,8 @@ def test_cardtable_games_lists_every_game() -> None:
     out = subprocess.run([sys.executable, "-m", "cli.main", "games"], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout
     assert [line.split(":")[0] for line in out.splitlines()] == [g.info.id for g in all_games()]
+    assert "less-than-three: Less Than Three (2 players)" in out.splitlines()  # not "(2-2 players)"
+    assert "three-thirteen: Three Thirteen (2-8 players)" in out.splitlines()
 
 
 def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> None:
