@@ -23,16 +23,11 @@ from cli import play, simulate
 SERVICE = Path(__file__).resolve().parent.parent / "service"
 
 
-def players_text(low: int, high: int) -> str:
-    """``2 players``, ``2-8 players``."""
-    return f"{low} players" if low == high else f"{low}-{high} players"
-
-
 def list_games(args: argparse.Namespace | None = None) -> int:
     from engine.registry import all_games
 
     for game in all_games():
-        print(f"{game.info.id}: {game.info.name} ({players_text(game.info.min_players, game.info.max_players)})")
+        print(f"{game.info.id}: {game.info.name} ({game.info.players_text})")
     return 0
 
 
