@@ -232,7 +232,7 @@ class TerminalMatch:
         if decision.win_chance is not None:
             extras.append(f"win chance {decision.win_chance:.0%}")
         if decision.samples:
-            extras.append(f"{decision.samples} sampled deals")
+            extras.append(f"{decision.samples} sampled deal{'s' if decision.samples != 1 else ''}")
         extras.append(f"{decision.elapsed_ms:.0f} ms")
         self.say(self.style.dim("  " + " · ".join(extras)))
         for alt in alternatives[1:4]:

@@ -577,7 +577,13 @@ class LessThanThreeRenderer(Renderer):
     skip_keys = frozenset({"table", "table_meld", "discarded", "sweeps", "sweep_used", "aside_size"})
 
     def header_extra(self, view: Mapping[str, Any]) -> list[str]:
-        return [str(view.get("phase", ""))]
+        phase = view.get("phase")
+        mine = view.get("to_move") == view.get("seat")
+        if phase == "lead":
+            return ["you lead" if mine else "the other player leads"]
+        if phase == "respond":
+            return ["answer, sweep or pass" if mine else "the other player answers"]
+        return [_words(str(phase))] if phase else []
 
     def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
         table = view.get("table") or []

@@ -214,6 +214,10 @@ def test_every_game_plays_to_its_summary(game: str, players: int, options: dict[
     assert len(re.findall(summaries, text)) == len(match.state.round_scores)
     assert "Game over" in text and re.search(r"(win!|wins!)", text)
     assert "Traceback" not in text
+    if game == "less-than-three":  # the phase in words, never a bare "respond"
+        assert re.search(r"· (answer, sweep or pass|the other player answers|you lead|the other player leads)\n",
+                         text)
+        assert not re.search(r"· (respond|lead)\n", text)
 
 
 SYMBOL_TO_CODE = str.maketrans({"♣": "C", "♦": "D", "♥": "H", "♠": "S"})
