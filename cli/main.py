@@ -5,8 +5,9 @@
   ``service/gunicorn.conf.py`` (flags > ``CARDTABLE_BIND`` > 127.0.0.1:8000); with ``REDIS_URL`` unset an
   embedded Redis (:mod:`service.embedded_redis`) is started first for this server alone, shared by its
   workers, and stopped when the server stops.
-* ``cardtable play`` (the terminal game, :mod:`cli.play`) and ``cardtable simulate`` (tournaments,
-  :mod:`cli.simulate`).
+* ``cardtable play`` (the terminal game, :mod:`cli.play`), ``cardtable simulate`` (tournaments,
+  :mod:`cli.simulate`) and ``cardtable state`` (a state blob or a view for the stateless endpoints,
+  :mod:`cli.state`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli import play, simulate
+from cli import play, simulate, state
 
 SERVICE = Path(__file__).resolve().parent.parent / "service"
 
@@ -145,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="data file of the embedded Redis, when REDIS_URL is unset (default: "
                           "$XDG_DATA_HOME/cardtable/redis-PORT/dump.rdb, i.e. ~/.local/share/cardtable/...)")
     srv.set_defaults(func=serve)
-    for module in (play, simulate):
+    for module in (play, simulate, state):
         module.add_parser(sub)
     return parser
 

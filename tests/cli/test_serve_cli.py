@@ -145,3 +145,22 @@ def test_two_servers_from_one_script_in_one_folder_each_own_their_redis(tmp_path
         data = tmp_path / "data" / "cardtable" / f"redis-{port}"
         assert (data / "dump.rdb").exists()  # saved at the stop, for the next start on that port
         assert f"data in {data / 'dump.rdb'}" in (folder / log).read_text()
+
+
+def test_cardtable_state_prints_a_blob_or_a_view_for_the_stateless_endpoints() -> None:
+    from engine.registry import get_game
+
+    def state(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cli.main", "state", *args], capture_output=True, text=True,
+                              cwd=ROOT)
+
+    game = get_game("three-thirteen")
+    blob = json.loads(state("three-thirteen", "--seed", "42").stdout)
+    assert blob == game.to_json(game.new_match(2, None, seed=42))
+    moved = json.loads(state("three-thirteen", "--seed", "42", "--move", '{"type": "draw", "source": "stock"}',
+                             "-o", "aces=high_or_low").stdout)
+    assert moved["phase"] == "discard" and moved["options"]["aces"] == "high_or_low"
+    view = json.loads(state("three-thirteen", "--seed", "42", "--view").stdout)
+    assert view == game.observation(game.new_match(2, None, seed=42), 0)
+    bad = state("three-thirteen", "--move", '{"type": "discard", "card": "KS"}')
+    assert bad.returncode == 2 and "cardtable state:" in bad.stderr and "Traceback" not in bad.stderr
