@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -164,3 +165,43 @@ def test_cardtable_state_prints_a_blob_or_a_view_for_the_stateless_endpoints() -
     assert view == game.observation(game.new_match(2, None, seed=42), 0)
     bad = state("three-thirteen", "--move", '{"type": "discard", "card": "KS"}')
     assert bad.returncode == 2 and "cardtable state:" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_dockerfile_entrypoint_clears_the_metrics_and_listens_where_cardtable_bind_says(tmp_path: Path) -> None:
+    """The image's ENTRYPOINT, run here as the container would run it (no Docker engine on these machines):
+    it passes no --host/--port, so the Dockerfile's CARDTABLE_BIND decides, and it empties the Prometheus
+    metrics directory before the server starts (a previous run's files would be summed into /metrics)."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    entry = json.loads(re.search(r"^ENTRYPOINT (\[.*\])$", dockerfile, flags=re.M).group(1))  # type: ignore[union-attr]
+    assert "--port" not in entry and "--host" not in entry
+    assert re.search(r"CARDTABLE_BIND=0\.0\.0\.0:8000", dockerfile)
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    (metrics / "counter_99999.db").write_bytes(b"stale")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL",)}
+    env.update({"PROMETHEUS_MULTIPROC_DIR": str(metrics), "CARDTABLE_BIND": f"127.0.0.1:{port}",
+                "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONPATH": str(ROOT),
+                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    proc = subprocess.Popen([*entry, "--workers", "1"], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if _get(f"http://127.0.0.1:{port}/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "the entrypoint's server did not come up"
+            time.sleep(0.2)
+        assert not (metrics / "counter_99999.db").exists()
+        assert _get(f"http://127.0.0.1:{port}/metrics")[0] == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)  # the shell exec'd cardtable serve: this pid is the server's
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
