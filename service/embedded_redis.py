@@ -76,7 +76,7 @@ class EmbeddedRedis:
         self._lock: IO[str] | None = None
         self._closed = False
         self._own_data_dir = data_dir is None
-        self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="cardtable-redis-"))
+        self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="cardtable-embedded-"))
         self._socket_dir = tempfile.mkdtemp(prefix="ct-redis-")  # short: a socket path has ~100 bytes
         self.socket_file = os.path.join(self._socket_dir, "redis.sock")
         self.log_file = os.path.join(self._socket_dir, "redis.log")
