@@ -1,7 +1,8 @@
 """The installed package (as the Docker image and `pip install .` get it), not the source tree (issue 18 item 13).
 
 The wheel is built as pip builds it (an isolated build with the declared ``build-system`` requirements:
-``license = "MIT"`` needs setuptools 77 or newer), unpacked outside the checkout, and run from there:
+``license = "MIT"`` needs setuptools 77 or newer) from a copy of the checkout's files (setuptools writes
+``build/`` and ``*.egg-info`` beside the sources), unpacked outside the checkout, and run from there:
 the players' rules, the pages' templates and static files are in it, and ``cardtable simulate`` plays the
 ``greedy`` baseline from ``ai/baselines.py``.
 """
@@ -9,6 +10,7 @@ the players' rules, the pages' templates and static files are in it, and ``cardt
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -23,8 +25,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = tmp_path_factory.mktemp("source")
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
+                            check=True, capture_output=True, timeout=60).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if (ROOT / name).is_file():  # (a file deleted but not yet committed is still listed)
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     wheels = tmp_path_factory.mktemp("wheels")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(wheels)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(wheels)],
                    check=True, capture_output=True, timeout=300)
     (wheel,) = wheels.glob("cardtable-*.whl")
     target = tmp_path_factory.mktemp("site")
