@@ -26,6 +26,8 @@ with a handful of hooks; then registers an instance in ``engine.registry``.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.resources
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -118,7 +120,7 @@ MAX_TURNS_OPTION = OptionSpec(
     "max_turns_per_round",
     "int",
     500,
-    "Loop guard: a round that reaches this many turns ends and is scored as it stands (RULES.md C7).",
+    "A safety limit: a round that reaches this many turns ends and is scored as it stands.",
     minimum=10,
     maximum=10_000,
 )
@@ -137,6 +139,18 @@ class GameInfo:
     rules_section: str
     lower_score_wins: bool = True
 
+    @property
+    def players_text(self) -> str:
+        """``2 players``, ``2-8 players``."""
+        low, high = self.min_players, self.max_players
+        return f"{low} players" if low == high else f"{low}-{high} players"
+
+    @property
+    def rules(self) -> str:
+        """The rules written for players, in Markdown: ``engine/rules/<id>.md`` (every rule, option and
+        decision of the game, in plain words)."""
+        return rules_text(self.id)
+
     def option(self, name: str) -> OptionSpec:
         for spec in self.options:
             if spec.name == name:
@@ -152,6 +166,12 @@ class GameInfo:
             "lower_score_wins": self.lower_score_wins,
             "options": [o.to_json() for o in self.options],
         }
+
+
+@functools.cache
+def rules_text(game_id: str) -> str:
+    """The players' rules of a game (``engine/rules/<game_id>.md``, shipped with the package)."""
+    return importlib.resources.files("engine").joinpath("rules").joinpath(f"{game_id}.md").read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------

@@ -19,10 +19,11 @@ from flask import Flask, Response, g, request
 
 from service.bodies import BoundedJSONProvider
 from service.config import MAX_REQUEST_BYTES, Config
+from service.embedded_redis import EmbeddedRedis
 from service.errors import register_error_handlers
 from service.extensions import Metrics, configure_logging, limiter
 from service.play import Autoplayer, MatchCache
-from service.store import EmbeddedRedis, RedisMatchStore, connect
+from service.store import RedisMatchStore, connect
 
 log = logging.getLogger("cardtable.service.request")
 

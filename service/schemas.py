@@ -224,6 +224,8 @@ class GameSummary(Schema):
 class GameDetail(GameSummary):
     summary = fields.String()
     rules_section = fields.String()
+    rules = fields.String()
+    rules_url = fields.String()
 
 
 class GameList(Schema):

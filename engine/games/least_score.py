@@ -330,11 +330,11 @@ class LeastScore(Game):
             "out; the last player in wins."
         ),
         options=(
-            OptionSpec("threshold", "int", 100, "A player whose total goes over this is knocked out (R6).",
+            OptionSpec("threshold", "int", 100, "A player whose total goes over this is knocked out.",
                        choices=THRESHOLDS),
-            OptionSpec("sequence_same_suit", "bool", False, "Sequences must be of one suit (R3)."),
+            OptionSpec("sequence_same_suit", "bool", False, "Sequences must be of one suit."),
             OptionSpec("tie_is_false_declare", "bool", False,
-                       "A declarer who only ties the lowest total has declared falsely (R5)."),
+                       "A declarer who only ties the lowest total has declared falsely."),
             MAX_TURNS_OPTION,
         ),
     )

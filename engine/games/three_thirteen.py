@@ -97,7 +97,7 @@ class ThreeThirteen(Game):
             OptionSpec("aces", "enum", "low", "low: aces low only; high_or_low: an ace is high or low in a run "
                        "and scores 15 unmatched.", choices=("low", "high_or_low")),
             OptionSpec("allow_rediscard", "bool", False,
-                       "Allow discarding the card just taken from the discard pile (RULES.md C3)."),
+                       "Allow discarding the card just taken from the discard pile in the same turn."),
             MAX_TURNS_OPTION,
         ),
     )
