@@ -185,7 +185,7 @@ def _type_checker(annotation: str) -> Callable[[Any], bool]:
     return simple[text]
 
 
-_TYPE_WORDS = {"int": ("an integer", "integers"), "bool": ("true or false", "booleans"),
+_TYPE_WORDS = {"int": ("an integer", "integers"), "bool": ("true or false", "true or false values"),
                "str": ("a short string", "short strings"), "CardName": ("a card", "cards"),
                "Card": ("a card number", "card numbers"), "dict[str, Any]": ("an object", "objects")}
 _CHECKS: dict[type, list[tuple[str, str, Callable[[Any], bool]]]] = {}
