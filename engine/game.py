@@ -3,7 +3,7 @@
 Anatomy (after OpenSpiel's games): each game module under ``engine/games/``
 declares a :class:`GameInfo` (id, players, options), a :class:`State`
 subclass (plain data: lists of ints and cards), and a :class:`Game` subclass
-with a handful of hooks; then registers an instance in ``engine.registry``.
+with a handful of hooks; ``engine.games.GAMES`` lists an instance of each (``engine.registry``).
 
 * **Moves** are small JSON objects with a ``type`` (``{"type": "discard",
   "card": "7H"}``), exactly what clients post and what :meth:`Game.legal_moves`
@@ -26,6 +26,8 @@ with a handful of hooks; then registers an instance in ``engine.registry``.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.resources
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,6 +45,14 @@ from engine.errors import (
     InvalidSetupError,
     InvalidStateError,
     NotYourTurnError,
+)
+from engine.validation import (
+    MoveTable,
+    canonical_move,
+    check_move_fields,
+    check_view,
+    common_state_problem,
+    state_blob_problem,
 )
 
 STATE_FORMAT = 1
@@ -113,7 +123,7 @@ MAX_TURNS_OPTION = OptionSpec(
     "max_turns_per_round",
     "int",
     500,
-    "Loop guard: a round that reaches this many turns ends and is scored as it stands (RULES.md C7).",
+    "A safety limit: a round that reaches this many turns ends and is scored as it stands.",
     minimum=10,
     maximum=10_000,
 )
@@ -132,6 +142,18 @@ class GameInfo:
     rules_section: str
     lower_score_wins: bool = True
 
+    @property
+    def players_text(self) -> str:
+        """``2 players``, ``2-8 players``."""
+        low, high = self.min_players, self.max_players
+        return f"{low} players" if low == high else f"{low}-{high} players"
+
+    @property
+    def rules(self) -> str:
+        """The rules written for players, in Markdown: ``engine/rules/<id>.md`` (every rule, option and
+        decision of the game, in plain words)."""
+        return rules_text(self.id)
+
     def option(self, name: str) -> OptionSpec:
         for spec in self.options:
             if spec.name == name:
@@ -149,6 +171,12 @@ class GameInfo:
         }
 
 
+@functools.cache
+def rules_text(game_id: str) -> str:
+    """The players' rules of a game (``engine/rules/<game_id>.md``, shipped with the package)."""
+    return importlib.resources.files("engine").joinpath("rules").joinpath(f"{game_id}.md").read_text(encoding="utf-8")
+
+
 # ---------------------------------------------------------------------------
 # State: plain data with declared copy depth and card fields
 
@@ -156,8 +184,8 @@ class GameInfo:
 def card_field(depth: int = 1, default: Any = None) -> Any:
     """A field holding cards, nested ``depth`` lists deep (1: a pile, 2: one pile per seat).
 
-    Cards are ints in memory and canonical strings in JSON; ``None`` may stand
-    where no card is.
+    Cards are ints in memory and canonical strings in JSON (a state blob is checked for
+    exactly that: engine/validation.py).
     """
     if default is None:
         return field(default_factory=list, metadata={"depth": depth, "cards": True})
@@ -270,6 +298,9 @@ def state_from_json(cls: type[S], data: Mapping[str, Any]) -> S:
         raise InvalidStateError("a state must be a JSON object")
     if data.get("format") != STATE_FORMAT:
         raise InvalidStateError(f"unsupported state format {data.get('format')!r} (this engine reads {STATE_FORMAT})")
+    problem = state_blob_problem(cls, data)
+    if problem:
+        raise InvalidStateError(problem)
     kwargs: dict[str, Any] = {}
     try:
         for f in dataclasses.fields(cls):
@@ -319,6 +350,9 @@ class Game(Generic[S]):
 
     info: ClassVar[GameInfo]
     state_class: type[S]
+    #: Each move type and the fields it may have besides ``type`` (checked by ``apply`` before the game's own
+    #: checks: a move with any other field, or a value of another kind, is refused).
+    move_fields: ClassVar[MoveTable] = {}
 
     # -- options and setup -------------------------------------------------
 
@@ -449,12 +483,19 @@ class Game(Generic[S]):
             raise NotYourTurnError(f"it is seat {mover}'s decision, not seat {seat}'s")
         if (type(move) is not dict and not isinstance(move, Mapping)) or not isinstance(move.get("type"), str):
             raise InvalidMoveError('a move is a JSON object with a "type", e.g. {"type": "draw", "source": "stock"}')
+        if check:
+            check_move_fields(move, self.move_fields, self.info.name)
         action = self._check_move(state, mover, move) if check else self._read_move(state, mover, move)
         new = object.__new__(type(state))
         new.__dict__ = state.__dict__.copy()
         events = self._play(new, mover, action)
         new.ply += 1
         return new, events
+
+    def canonical_move(self, move: Mapping[str, Any]) -> Move:
+        """A move that ``apply`` took, as it is stored and shown to others: only its declared fields, cards in
+        canonical notation (``"7h"`` → ``"7H"``)."""
+        return canonical_move(move, self.move_fields)
 
     def _check_move(self, state: S, seat: int, move: Mapping[str, Any]) -> Any:
         """Hook: parse and check a move of ``seat`` (the seat to move); raise InvalidMoveError /
@@ -618,12 +659,20 @@ class Game(Generic[S]):
             raise InvalidStateError("to_move must be null exactly when the game is over")
         if state.to_move is not None and not 0 <= state.to_move < n:
             raise InvalidStateError(f"to_move {state.to_move} is not a seat")
+        problem = common_state_problem(state)
+        if problem:
+            raise InvalidStateError(problem)
         lo, hi = self.score_bounds(state)
         if any(not lo <= t <= hi for t in state.totals):
             raise InvalidStateError(f"totals {state.totals} are outside the possible range {lo}..{hi}")
         problem = self._invariant_problem(state)
         if problem:
             raise InvalidStateError(problem)
+
+    def check_view(self, view: Any) -> None:
+        """Raise InvalidViewError unless ``view`` is an observation this game could give to a seat (see
+        :func:`engine.validation.check_view`). Run on every view a client sends, before the AI sees it."""
+        check_view(self, view)
 
     def _invariant_problem(self, state: S) -> str | None:
         """Hook: a description of what is inconsistent in ``state`` (hand sizes, phase...), or None."""

@@ -204,7 +204,9 @@ class RummyRounds(Game[R]):
         """A best arrangement of ``hand`` in round ``round_no`` (default 1): melds (what each wild stands
         for), deadwood, score, and the discards that go out (R6)."""
         round_no = self._analyzed_round(round_no, self.rounds)
-        self._check_analyzed_length(hand, MAX_ANALYZED_HAND)
+        # the solver is exponential in the hand's length: no longer than a hand of the game (dealt, plus a draw)
+        longest = min(MAX_ANALYZED_HAND, max(self.deal_size(r) for r in range(1, self.rounds + 1)) + 1)
+        self._check_analyzed_length(hand, longest)
         rules = self.meld_rules(options, round_no)
         best = melds.best_arrangement(hand, rules)
         go_out = [CARD_NAMES[c] for c in melds.go_out_discards(hand, rules)]

@@ -54,6 +54,12 @@ STATUS_OF_CODE: dict[str, int] = {
     "method_not_allowed": 405,
     "unsupported_media_type": 415,
     "payload_too_large": 413,
+    # answered by nginx in the reference deployment (deploy/nginx.conf), in the same shape
+    "request_timeout": 408,
+    "uri_too_long": 414,
+    "headers_too_large": 431,
+    "too_many_connections": 429,
+    "service_unavailable": 503,
     "unauthorized": 401,
     "rate_limited": 429,
     "store_unavailable": 503,
@@ -84,6 +90,11 @@ TITLES: dict[str, str] = {
     "method_not_allowed": "Method not allowed",
     "unsupported_media_type": "Unsupported media type",
     "payload_too_large": "Request body too large",
+    "request_timeout": "Request timeout",
+    "uri_too_long": "URI too long",
+    "headers_too_large": "Request headers too large",
+    "too_many_connections": "Too many connections",
+    "service_unavailable": "Service unavailable",
     "unauthorized": "Unauthorized",
     "rate_limited": "Too many requests",
     "store_unavailable": "Match store unavailable",
@@ -91,6 +102,10 @@ TITLES: dict[str, str] = {
     "analysis_unsupported": "No analysis for this game",
     "internal_error": "Internal server error",
 }
+
+
+#: The code of a validation problem confined to one part of a request body.
+BODY_PART_CODES = {"state": "invalid_state", "view": "invalid_view", "options": "invalid_option"}
 
 
 class ApiError(Exception):
@@ -125,8 +140,16 @@ class StoreUnavailable(Exception):
     """The match store cannot be reached; nothing was written."""
 
 
+#: A problem answers in a few hundred bytes whatever the request was: its detail and its list of field errors
+#: are cut to these sizes (a body with 3,000 bad items made a 150 KB answer).
+MAX_DETAIL_CHARS = 1000
+MAX_ERROR_FIELDS = 20
+
+
 def problem(code: str, detail: str, status: int, *, errors: Any = None,
             headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None) -> Response:
+    if len(detail) > MAX_DETAIL_CHARS:
+        detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
     body: dict[str, Any] = {
         "type": TYPE_BASE + code,
         "title": TITLES.get(code, code.replace("_", " ").capitalize()),
@@ -134,6 +157,10 @@ def problem(code: str, detail: str, status: int, *, errors: Any = None,
         "detail": detail,
         "code": code,
     }
+    if isinstance(errors, dict) and len(errors) > MAX_ERROR_FIELDS:
+        kept = dict(list(errors.items())[:MAX_ERROR_FIELDS])
+        kept["_more"] = [f"{len(errors) - MAX_ERROR_FIELDS} more fields have errors"]
+        errors = kept
     if errors is not None:
         body["errors"] = errors
     if extra:
@@ -178,7 +205,11 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
         errors = _flatten_errors(exc.messages)
         first = next(iter(errors.items()), ("request", ["invalid"]))
         detail = f"{first[0]}: {first[1][0]}" if first[1] else "the request body is invalid"
-        return problem("invalid_request", detail, 422, errors=errors)
+        # a malformed state blob or view has the code the engine gives one (invalid_state, invalid_view)
+        parts = {name.split(".", 1)[0] if "." in name else "" for name in errors}
+        code = BODY_PART_CODES.get(parts.pop(), "invalid_request") if len(parts) == 1 else "invalid_request"
+        extra = {"option": first[0].split(".")[1]} if code == "invalid_option" else None  # as the engine names it
+        return problem(code, detail, 422, errors=errors, extra=extra)
 
     def _store_down(exc: Exception) -> Response:
         log.warning("store unavailable: %s", exc.__class__.__name__)

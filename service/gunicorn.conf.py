@@ -6,7 +6,7 @@ connection on a thread of its own and balances connections with the other
 workers (:mod:`service.worker`), so an AI request holds up only its own
 connection. Timeouts leave room for the longest AI request. Environment:
 ``CARDTABLE_BIND``, ``CARDTABLE_WORKERS``, ``CARDTABLE_WORKER_CLASS`` (e.g.
-``gthread``, with ``CARDTABLE_THREADS`` threads), ``CARDTABLE_TIMEOUT``.
+``gthread``, with ``CARDTABLE_THREADS`` threads), ``CARDTABLE_TIMEOUT``, ``CARDTABLE_CONTROL_SOCKET``.
 
 Metrics: with several workers, prometheus-client runs in multiprocess mode
 (``PROMETHEUS_MULTIPROC_DIR``, created here when unset) so ``/metrics`` sums
@@ -34,6 +34,11 @@ keepalive = 5
 max_requests = int(os.environ.get("CARDTABLE_MAX_REQUESTS", "20000"))  # recycle workers now and then
 max_requests_jitter = max_requests // 10
 accesslog = None  # the app logs one JSON line per request itself
+# gunicorn's control socket (for gunicornc) defaults to one path per user ($HOME/.gunicorn/gunicorn.ctl), shared
+# by every gunicorn of that user: stopping one removed it for the others. Off, unless CARDTABLE_CONTROL_SOCKET
+# names a socket of this server's own.
+control_socket = os.environ.get("CARDTABLE_CONTROL_SOCKET", "")
+control_socket_disable = not control_socket
 
 
 class AppLogsRequests(Logger):

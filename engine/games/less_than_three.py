@@ -83,6 +83,10 @@ from engine.game import (
     view_state_fields,
 )
 from engine.setup import cards_left_out, check_fields, setup_int
+from engine.validation import BOOL, CARDS, MoveTable
+
+#: The fields of each move type (``Game.move_fields``).
+MOVE_FIELDS: MoveTable = {"play": {"cards": CARDS, "knock": BOOL}, "pass": {}, "sweep": {}}
 
 LEAD, RESPOND, OVER = "lead", "respond", "over"
 ROUNDS = 6
@@ -139,6 +143,7 @@ class LessThanThree(Game[LessThanThreeState]):
         lower_score_wins=False,
     )
     state_class = LessThanThreeState
+    move_fields = MOVE_FIELDS
 
     # -- the deck and invariants ------------------------------------------------
 

@@ -54,6 +54,14 @@ from engine.rummy import (
     take_from_hand,
 )
 from engine.setup import cards_left_out, check_fields, setup_int, setup_totals
+from engine.validation import CARD, MoveTable, choice
+
+#: The fields of each move type (``Game.move_fields``).
+MOVE_FIELDS: MoveTable = {
+    "draw": {"source": choice("stock", "discard")},
+    "discard": {"card": CARD},
+    "go_out": {"card": CARD},
+}
 
 DRAW, DISCARD = "draw", "discard"
 
@@ -77,11 +85,12 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
             OptionSpec("aces", "enum", "low", "low: aces low only; high_or_low: an ace is high or low in a run "
                        "and scores 15 unmatched.", choices=("low", "high_or_low")),
             OptionSpec("allow_rediscard", "bool", False,
-                       "Allow discarding the card just taken from the discard pile (RULES.md C3)."),
+                       "Allow discarding the card just taken from the discard pile in the same turn."),
             MAX_TURNS_OPTION,
         ),
     )
     state_class = RummyRoundsState
+    move_fields = MOVE_FIELDS
     rounds = 11
 
     def __init__(self) -> None:

@@ -93,8 +93,7 @@ def post_move(match_id: str) -> Any:
 @limiter.shared_limit(ai_rate_limit, scope="ai-token", key_func=token_key)
 def advance(match_id: str) -> Any:
     svc = services()
-    raw = request.get_json(force=True, silent=True)
-    req = _advance_in.load(raw if raw is not None else {})
+    req = body(_advance_in) if request.get_data(cache=True) else _advance_in.load({})  # the body is optional
     match = play.load(svc.store, match_id, cache=svc.cache)
     seat = _auth(match, required=False)
     return _move_out.dump(play.advance(svc.store, svc.autoplayer, match, seat, req["expected_version"]))
