@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import random
 from collections import Counter
@@ -863,9 +862,3 @@ def test_every_lay_off_keeps_the_run_legal(meld, card):
         if how == "replace":
             moved = new[2][0] if end == "low" else new[2][-1]
             assert contracts.is_wild(moved)
-
-
-@pytest.mark.parametrize("module", [contracts, contracts.table, contracts.go_down, contracts.hand7])
-def test_doctests(module):
-    failures, _ = doctest.testmod(module)
-    assert failures == 0

@@ -66,6 +66,9 @@ Readings of the rules, written down where the text leaves a choice:
 * Discards list their cards in rank order, a sequence in sequence order
   (``QS KH AD``); a client may send them in any order.
 
+The cards' values, the legal groups and the scores of a deal are pure functions in
+:mod:`engine.games.least_score.rules`.
+
 Speed (``bench/playouts.py``, ``least_score_actions_per_s``): hands are kept
 sorted by rank, then suit, so the ranks of a hand are a sorted tuple that
 indexes a lazily built table of the group shapes it holds (at most 8,567
@@ -78,9 +81,8 @@ from __future__ import annotations
 import random
 from bisect import insort
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations, pairwise, product
 from typing import Any
 
 from engine.cards import CARD_NAMES, CARD_OF_NAME, Card, parse_card, parse_cards, standard_deck
@@ -106,6 +108,27 @@ from engine.game import (
     list_field,
     view_state_fields,
 )
+from engine.games.least_score.rules import (
+    FALSE_DECLARE_PENALTY,
+    HAND_SIZE,
+    MAX_DEAL_SCORE,
+    RANK,
+    RANK_ORDER,
+    SEQ,
+    SHAPES,
+    SUIT,
+    THRESHOLDS,
+    VALUE,
+    declare_scores,
+    group_shapes,
+    groups_of_sorted,
+    hand_total,
+    is_legal_group,
+    legal_groups,
+    rank_key,
+    standing_scores,
+    winners_after_deal,
+)
 from engine.setup import cards_left_out, check_fields, setup_int
 from engine.validation import CARD, CARDS, MoveTable, choice
 
@@ -116,179 +139,7 @@ MOVE_FIELDS: MoveTable = {
     "pick": {"source": choice("deck", "floor"), "card": CARD},
 }
 
-HAND_SIZE = 5
-FALSE_DECLARE_PENALTY = 20
-THRESHOLDS = (25, 50, 100)
 DISCARD, PICK, OVER = "discard", "pick", "over"
-
-# Card attributes by card int (standard cards only: the game has no jokers).
-RANK: tuple[int, ...] = tuple(c % 13 + 1 for c in range(52))
-SUIT: tuple[int, ...] = tuple(c // 13 for c in range(52))
-VALUE: tuple[int, ...] = tuple(min(c % 13 + 1, 10) for c in range(52))
-# Hands are sorted by this key: rank first, then suit.
-RANK_ORDER: tuple[int, ...] = tuple((c % 13) * 4 + c // 13 for c in range(52))
-_rank_key = RANK_ORDER.__getitem__
-
-# The worst single-deal score: a false declare holding 50 against a lowest hand of 1.
-_MAX_DEAL_SCORE = FALSE_DECLARE_PENALTY + 5 * 10 - 1
-
-
-# ---------------------------------------------------------------------------
-# Groups (R3) and hand values
-
-
-def hand_total(cards: Iterable[Card]) -> int:
-    """A hand's count (R1): A=1, 2-10 face value, J/Q/K 10. ``KS QH 2D AC`` totals 23 (LS7)."""
-    return sum(map(VALUE.__getitem__, cards))
-
-
-def _is_sequence(ranks: Sequence[int]) -> bool:
-    """Consecutive distinct ranks, the ace low (A-2-3) or high (Q-K-A), never both (K-A-2)."""
-    rs = sorted(ranks)
-    if all(b == a + 1 for a, b in pairwise(rs)):
-        return True
-    if rs[0] == 1:  # try the ace above the king
-        return all(b == a + 1 for a, b in pairwise([*rs[1:], 14]))
-    return False
-
-
-def is_legal_group(cards: Sequence[Card], sequence_same_suit: bool = False) -> bool:
-    """Whether ``cards`` may be discarded together (R3).
-
-    One card; a pair (``7S 7H``) or four of a kind (``KS KH KD KC``), never
-    three (``7S 7H 7D``); a sequence of exactly 3 or 5 consecutive ranks in any
-    suits (``5C 6D 7H``; ``QS KH AD`` and ``AD 2C 3S`` but not ``KH AD 2C``;
-    one suit only with ``sequence_same_suit``); a flush of 5 cards of one suit
-    (``2H 5H 9H JH KH``).
-    """
-    n = len(cards)
-    if n == 1:
-        return True
-    ranks = [RANK[c] for c in cards]
-    if n in (2, 4) and len(set(ranks)) == 1:
-        return True
-    if n == 5 and len({SUIT[c] for c in cards}) == 1:
-        return True
-    if n in (3, 5):
-        if sequence_same_suit and len({SUIT[c] for c in cards}) != 1:
-            return False
-        return _is_sequence(ranks)
-    return False
-
-
-_SET, _SEQ = 0, 1
-# ranks of a hand (sorted) -> the position tuples of its multi-card groups that hold for any suits
-_SHAPES: dict[tuple[int, ...], tuple[tuple[int, tuple[int, ...]], ...]] = {}
-
-
-def _shapes(ranks: tuple[int, ...]) -> tuple[tuple[int, tuple[int, ...]], ...]:
-    """The multi-card groups of a hand whose sorted ranks are ``ranks``, by positions in the hand.
-
-    Kind ``_SET`` (pair, four of a kind) or ``_SEQ`` (sequence: needs one suit
-    under ``sequence_same_suit``; positions in sequence order, so Q-K-A lists
-    the ace last). Flushes depend on suits only and are found apart. Built
-    once per rank pattern (at most 8,567 of them).
-    """
-    found = _SHAPES.get(ranks)
-    if found is not None:
-        return found
-    at: dict[int, list[int]] = {}
-    for p, r in enumerate(ranks):
-        at.setdefault(r, []).append(p)
-    out: list[tuple[int, tuple[int, ...]]] = []
-    for ps in at.values():
-        for size in (2, 4):
-            out += [(_SET, pos) for pos in combinations(ps, size)]
-    if len(at) >= 3:
-        for size in (3, 5):
-            for low in at:  # ranks low .. low+size-1, where 14 is the ace above the king
-                if low + size > 15:
-                    continue
-                spots = [at.get(1 if r == 14 else r, []) for r in range(low, low + size)]
-                if all(spots):
-                    out += [(_SEQ, pos) for pos in product(*spots)]
-    result = tuple(out)
-    _SHAPES[ranks] = result
-    return result
-
-
-def legal_groups(hand: Sequence[Card], sequence_same_suit: bool = False) -> list[tuple[Card, ...]]:
-    """Every distinct legal discard of ``hand`` (R3), each a tuple in rank order: singles first.
-
-    ``hand`` need not be sorted. Identical cards (two decks) give each group once.
-    """
-    cards = sorted(hand, key=_rank_key)
-    return _groups_of_sorted(cards, sequence_same_suit)
-
-
-def _groups_of_sorted(cards: list[Card], same_suit: bool) -> list[tuple[Card, ...]]:
-    twins = len(set(cards)) != len(cards)
-    if twins:
-        out: list[tuple[Card, ...]] = list(dict.fromkeys((c,) for c in cards))
-    else:
-        out = [(c,) for c in cards]
-    shapes = _shapes(tuple([RANK[c] for c in cards]))
-    for kind, pos in shapes:
-        group = tuple([cards[p] for p in pos])
-        if kind == _SEQ and same_suit and len({SUIT[c] for c in group}) != 1:
-            continue
-        out.append(group)
-    if twins:
-        out = list(dict.fromkeys(out))
-    if len(cards) == 5 and len({SUIT[c] for c in cards}) == 1:
-        flush = tuple(cards)
-        if flush not in out:  # a straight flush is already listed as a sequence
-            out.append(flush)
-    return out
-
-
-# ---------------------------------------------------------------------------
-# Deal scoring (R5) as pure functions
-
-
-def declare_scores(hand_totals: Sequence[int | None], declarer: int, tie_is_false_declare: bool = False) -> list[int]:
-    """The scores of a deal that ``declarer`` ended (R5); ``None`` marks a seat knocked out (scores 0).
-
-    >>> declare_scores([10, 16, 17], 0)   # LS1
-    [0, 6, 7]
-    >>> declare_scores([10, 8, 15], 0)    # LS2
-    [22, 0, 0]
-    """
-    mine = hand_totals[declarer]
-    assert mine is not None
-    others = [t for i, t in enumerate(hand_totals) if t is not None and i != declarer]
-    lowest_other = min(others)
-    right = mine < lowest_other if tie_is_false_declare else mine <= lowest_other
-    if right:
-        return [0 if t is None or i == declarer else t - mine for i, t in enumerate(hand_totals)]
-    lowest = min(lowest_other, mine)
-    return [FALSE_DECLARE_PENALTY + mine - lowest if i == declarer else 0 for i in range(len(hand_totals))]
-
-
-def standing_scores(hand_totals: Sequence[int | None]) -> list[int]:
-    """The scores of a deal stopped by the loop guard (C7), as if the lowest hand had declared:
-    the lowest total scores 0, every other seat still in its total minus the lowest."""
-    lowest = min(t for t in hand_totals if t is not None)
-    return [0 if t is None else t - lowest for t in hand_totals]
-
-
-def winners_after_deal(totals: Sequence[int], in_seats: Sequence[int], threshold: int) -> list[int] | None:
-    """The winners once a deal is scored (R6), or ``None`` while two or more of ``in_seats`` stay in.
-
-    A player is out when its total is **over** the threshold (at 50 of 50 it
-    stays in, LS8). The last player in wins; if every player who was in crosses
-    at once, the lowest total wins and equal totals share. (With R5's scoring
-    that cannot happen in play — a right declarer, or the lowest hand at the
-    loop guard, scores 0, and a false declare scores only the declarer — but
-    the rule is kept as written.)
-    """
-    remaining = [i for i in in_seats if totals[i] <= threshold]
-    if len(remaining) >= 2:
-        return None
-    if remaining:
-        return remaining
-    best = min(totals[i] for i in in_seats)
-    return [i for i in in_seats if totals[i] == best]
 
 
 # ---------------------------------------------------------------------------
@@ -353,7 +204,7 @@ class LeastScore(Game[LeastScoreState]):
         return out
 
     def score_bounds(self, state: LeastScoreState) -> tuple[int, int]:
-        return 0, state.options["threshold"] + _MAX_DEAL_SCORE
+        return 0, state.options["threshold"] + MAX_DEAL_SCORE
 
     def _invariant_problem(self, s: LeastScoreState) -> str | None:
         n = s.num_players
@@ -366,7 +217,7 @@ class LeastScore(Game[LeastScoreState]):
                 return f"seat {seat} is knocked out but holds cards"
             if Counter(s.known[seat]) - Counter(s.hands[seat]):
                 return f"seat {seat} is said to hold known cards that are not in its hand"
-            if s.hands[seat] != sorted(s.hands[seat], key=_rank_key):
+            if s.hands[seat] != sorted(s.hands[seat], key=rank_key):
                 return f"hand {seat} is not sorted by rank"
         if s.is_over:
             return None
@@ -409,7 +260,7 @@ class LeastScore(Game[LeastScoreState]):
             if not s.out[seat]:
                 hand = cards[-HAND_SIZE:]
                 del cards[-HAND_SIZE:]
-                hand.sort(key=_rank_key)
+                hand.sort(key=rank_key)
                 s.hands[seat] = hand
         s.floor = [cards.pop()]
         s.deck = cards
@@ -471,7 +322,7 @@ class LeastScore(Game[LeastScoreState]):
             if not deck:
                 raise InvalidSetupError("the deck is empty and no floor is given")
             floor = [deck.pop()]
-        s.hands = [sorted(h, key=_rank_key) for h in hands]
+        s.hands = [sorted(h, key=rank_key) for h in hands]
         s.deck = deck
         s.floor = floor
         s.discarded = []
@@ -500,19 +351,19 @@ class LeastScore(Game[LeastScoreState]):
         hand = s.hands[seat]
         moves = [{"type": "declare"}] if s.played[seat] else []
         if s.num_players >= 7 and len(set(hand)) != len(hand):  # identical cards: list each group once
-            for group in _groups_of_sorted(hand, s.options["sequence_same_suit"]):
+            for group in groups_of_sorted(hand, s.options["sequence_same_suit"]):
                 moves.append({"type": "discard", "cards": [names[c] for c in group]})
             return moves
         for c in hand:
             moves.append({"type": "discard", "cards": [names[c]]})
-        shapes = _SHAPES.get(tuple(map(RANK.__getitem__, hand)))
+        shapes = SHAPES.get(tuple(map(RANK.__getitem__, hand)))
         if shapes is None:
-            shapes = _shapes(tuple(map(RANK.__getitem__, hand)))
+            shapes = group_shapes(tuple(map(RANK.__getitem__, hand)))
         if shapes:
             same_suit = s.options["sequence_same_suit"]
             for kind, pos in shapes:
                 cards = [hand[p] for p in pos]
-                if kind == _SEQ and same_suit and len({SUIT[c] for c in cards}) != 1:
+                if kind == SEQ and same_suit and len({SUIT[c] for c in cards}) != 1:
                     continue
                 moves.append({"type": "discard", "cards": [names[c] for c in cards]})
         if len(hand) == 5 and SUIT[hand[0]] == SUIT[hand[1]] == SUIT[hand[2]] == SUIT[hand[3]] == SUIT[hand[4]]:
@@ -626,7 +477,7 @@ class LeastScore(Game[LeastScoreState]):
             s.known[seat] = s.known[seat] + [card]
             events.append({"type": "pick", "seat": seat, "source": "floor", "card": CARD_NAMES[card]})
         hand = s.hands[seat][:]
-        insort(hand, card, key=_rank_key)
+        insort(hand, card, key=rank_key)
         s.hands = s.hands[:]
         s.hands[seat] = hand
         s.dead = s.dead + floor
@@ -729,7 +580,7 @@ class LeastScore(Game[LeastScoreState]):
         return cards
 
     def _state_from_view(self, obs: Observation, zone_cards: list[list[Card]], seed: int) -> LeastScoreState:
-        hands, others = hands_from_view(obs, zone_cards, key=_rank_key)
+        hands, others = hands_from_view(obs, zone_cards, key=rank_key)
         deck = others.get("deck", [])
         return LeastScoreState(
             **view_state_fields(obs, seed),
@@ -795,3 +646,25 @@ def _setup_list(setup: Mapping[str, Any], name: str, n: int, kind: type) -> list
 
 
 GAME = LeastScore()
+
+__all__ = [
+    "DISCARD",
+    "FALSE_DECLARE_PENALTY",
+    "GAME",
+    "HAND_SIZE",
+    "OVER",
+    "PICK",
+    "RANK",
+    "RANK_ORDER",
+    "SUIT",
+    "THRESHOLDS",
+    "VALUE",
+    "LeastScore",
+    "LeastScoreState",
+    "declare_scores",
+    "hand_total",
+    "is_legal_group",
+    "legal_groups",
+    "standing_scores",
+    "winners_after_deal",
+]
