@@ -20,8 +20,9 @@ from flask import Flask, Response, g, request
 from service.config import MAX_REQUEST_BYTES, Config
 from service.errors import register_error_handlers
 from service.extensions import Metrics, configure_logging, limiter
-from service.play import Autoplayer, MatchCache
 from service.store import EmbeddedRedis, RedisMatchStore, connect
+from service.usecases.autoplay import Autoplayer
+from service.usecases.loading import MatchCache
 
 log = logging.getLogger("cardtable.service.request")
 

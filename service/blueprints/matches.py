@@ -6,7 +6,6 @@ from typing import Any
 
 from flask import Blueprint, request
 
-from service import play
 from service.blueprints._common import body, idempotency_key, json_body, json_response, query, services
 from service.errors import ApiError
 from service.extensions import ai_ip_rate_limit, ai_rate_limit, limiter, token_key
@@ -23,6 +22,8 @@ from service.schemas import (
     MoveResult,
     ViewQuery,
 )
+from service.usecases import creating, moves, tokens, views
+from service.usecases.loading import LoadedMatch, load
 
 bp = Blueprint("matches", __name__)
 
@@ -37,8 +38,9 @@ _log = MatchLog()
 MIN_CREATE_KEY = 16  # the key seeds the seat tokens of a retried creation: it must be unguessable
 
 
-def _auth(match: play.LoadedMatch, required: bool) -> int | None:
-    return play.seat_of(match, request.headers.get("Authorization"), required=required)
+def _seat(match: LoadedMatch, required: bool) -> int | None:
+    return tokens.seat_of(match.stored.seats, tokens.bearer_token(request.headers.get("Authorization")),
+                          required=required)
 
 
 @bp.post("/v1/matches")
@@ -47,10 +49,10 @@ def create_match() -> Any:
     req = body(_create_in)
     key = idempotency_key(MIN_CREATE_KEY)
     if key:
-        replayed = play.replay_created(svc.store, req, key)
+        replayed = creating.replay_created(svc.store, req, key)
         if replayed is not None:
             return _created.dump(replayed), 201
-    answer = play.create_match(svc.store, svc.autoplayer, req, key)
+    answer = creating.create_match(svc.store, svc.autoplayer, req, key)
     return _created.dump(answer), 201, {"Location": f"/v1/matches/{answer['match_id']}"}
 
 
@@ -58,20 +60,20 @@ def create_match() -> Any:
 def get_match(match_id: str) -> Any:
     svc = services()
     args = query(_view_q)
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=False)
-    return _view.dump(play.match_view(svc.store, match, seat, args["since"]))
+    match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=False)
+    return _view.dump(views.match_view(svc.store, match, seat, args["since"]))
 
 
 @bp.get("/v1/matches/<match_id>/legal-moves")
 def legal_moves(match_id: str) -> Any:
     svc = services()
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=True)
+    match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=True)
     assert seat is not None
     body = match.memo.get(("legal-moves", seat))
     if body is None:  # worked out once per version and seat (clients ask again until someone moves)
-        body = match.memo["legal-moves", seat] = json_body(_moves_out.dump(play.legal_moves_for(match, seat)))
+        body = match.memo["legal-moves", seat] = json_body(_moves_out.dump(views.legal_moves_for(match, seat)))
     return json_response(body)
 
 
@@ -80,11 +82,11 @@ def post_move(match_id: str) -> Any:
     svc = services()
     req = body(_move_in)
     key = idempotency_key()
-    match = svc.cache.get(match_id, req["expected_version"]) or play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=True)
+    match = svc.cache.get(match_id, req["expected_version"]) or load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=True)
     assert seat is not None
-    answer = play.submit_move(svc.store, svc.autoplayer, match, seat, req["move"], req["expected_version"],
-                              key, req, svc.cache)
+    answer = moves.submit_move(svc.store, svc.autoplayer, match, seat, req["move"], req["expected_version"],
+                               key, req, svc.cache)
     return _move_out.dump(answer)
 
 
@@ -95,9 +97,9 @@ def advance(match_id: str) -> Any:
     svc = services()
     raw = request.get_json(force=True, silent=True)
     req = _advance_in.load(raw if raw is not None else {})
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=False)
-    return _move_out.dump(play.advance(svc.store, svc.autoplayer, match, seat, req["expected_version"]))
+    match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=False)
+    return _move_out.dump(moves.advance(svc.store, svc.autoplayer, match, seat, req["expected_version"]))
 
 
 @bp.get("/v1/matches/<match_id>/hint")
@@ -112,8 +114,8 @@ def hint(match_id: str) -> Any:
     if time_ms > cfg.ai_max_time_ms:
         raise ApiError("invalid_request", f"time_ms may be at most {cfg.ai_max_time_ms}",
                        errors={"time_ms": [f"must be at most {cfg.ai_max_time_ms}"]})
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=True)
+    match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=True)
     assert seat is not None
     if match.state.is_over:
         raise ApiError("game_over", "the game is over: there is nothing to hint")
@@ -130,6 +132,6 @@ def hint(match_id: str) -> Any:
 def get_log(match_id: str) -> Any:
     svc = services()
     args = query(_view_q)
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=False)
-    return _log.dump(play.match_log(svc.store, match, seat, args["since"] or 0))
+    match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=False)
+    return _log.dump(views.match_log(svc.store, match, seat, args["since"] or 0))

@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint
 
 from engine.errors import EngineError
-from service import analysis, play
+from service import analysis
 from service.blueprints._common import body, services
 from service.errors import ApiError
 from service.extensions import ai_ip_rate_limit, limiter
@@ -22,6 +22,7 @@ from service.schemas import (
     ValidateRequest,
     ValidateResult,
 )
+from service.usecases.loading import game_by_id, parse_state
 
 bp = Blueprint("stateless", __name__)
 _analyze_in = AnalyzeRequest()
@@ -32,23 +33,23 @@ _best_in, _decision = BestMoveRequest(), Decision()
 
 @bp.post("/v1/games/<game_id>/analyze")
 def analyze(game_id: str) -> Any:
-    game = play.game_or_404(game_id)
+    game = game_by_id(game_id)
     req = body(_analyze_in)
     return analysis.analyze(game, req["hand"], req["round"], req["options"])
 
 
 @bp.post("/v1/games/<game_id>/legal-moves")
 def legal_moves(game_id: str) -> Any:
-    game = play.game_or_404(game_id)
-    state = play.parse_state(game, body(_state_in)["state"])
+    game = game_by_id(game_id)
+    state = parse_state(game, body(_state_in)["state"])
     return _moves_out.dump({"to_move": state.to_move, "moves": game.legal_moves(state)})
 
 
 @bp.post("/v1/games/<game_id>/validate")
 def validate(game_id: str) -> Any:
-    game = play.game_or_404(game_id)
+    game = game_by_id(game_id)
     req = body(_validate_in)
-    state = play.parse_state(game, req["state"])
+    state = parse_state(game, req["state"])
     try:
         new_state, events = game.apply(state, req["move"])
     except EngineError as exc:
@@ -60,7 +61,7 @@ def validate(game_id: str) -> Any:
 @limiter.shared_limit(ai_ip_rate_limit, scope="ai-ip")
 def best_move(game_id: str) -> Any:
     svc = services()
-    game = play.game_or_404(game_id)
+    game = game_by_id(game_id)
     req = body(_best_in)
     cfg = svc.config
     time_ms = req["time_ms"] or cfg.ai_move_time_ms
