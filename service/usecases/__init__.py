@@ -8,5 +8,6 @@ turns those into answers in one place (:mod:`service.errors`).
 * :mod:`~service.usecases.views`: what a seat or a spectator may see: views, legal moves, the log;
 * :mod:`~service.usecases.moves`: applying a move and the one save path every writer uses (:func:`commit`);
 * :mod:`~service.usecases.creating`: new matches, and the first answer to a retried creation;
-* :mod:`~service.usecases.autoplay`: the AI seats' turns.
+* :mod:`~service.usecases.ai_work`: AI work as the HTTP side asks for it (hints, best moves, the AI seats'
+  turns, all queued for the AI workers), and waiting for a match to move on.
 """

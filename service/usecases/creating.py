@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from service.store import IdempotentAnswer, MatchStore, StoredMatch, idem_key
-from service.usecases.autoplay import Autoplayer
+from service.usecases.ai_work import AiWork, seat_buckets
 from service.usecases.errors import IdempotencyKeyReusedError
-from service.usecases.loading import game_by_id
+from service.usecases.loading import LoadedMatch, game_by_id
 from service.usecases.moves import dumps, fingerprint, key_digest
 from service.usecases.tokens import derived_token, new_token, token_hash
 
@@ -22,9 +22,11 @@ def new_match_id() -> str:
     return secrets.token_urlsafe(12)
 
 
-def create_match(store: MatchStore, autoplayer: Autoplayer, body: Mapping[str, Any],
-                 idempotency_key: str | None) -> dict[str, Any]:
-    """Create and store a match; the answer carries each human seat's token (shown once)."""
+def create_match(store: MatchStore, ai: AiWork, body: Mapping[str, Any], idempotency_key: str | None,
+                 client: str | None) -> dict[str, Any]:
+    """Create and store a match; the answer carries each human seat's token (shown once). If an AI seat moves
+    first, its turn is queued before the match is stored (charged to the first human seat and the
+    ``client``), and the answer says ``ai_pending``."""
     game = game_by_id(body["game"], field="game")
     players = body["players"]
     seed = body.get("seed")
@@ -39,10 +41,10 @@ def create_match(store: MatchStore, autoplayer: Autoplayer, body: Mapping[str, A
     tokens: list[str | None] = []
     seats = []
     for i, p in enumerate(players):
-        ai = p.get("ai")
-        if ai is not None:
+        ai_spec = p.get("ai")
+        if ai_spec is not None:
             tokens.append(None)
-            seats.append({"name": p.get("name") or f"AI {i}", "ai": {"level": ai.get("level", 3)},
+            seats.append({"name": p.get("name") or f"AI {i}", "ai": {"level": ai_spec.get("level", 3)},
                           "token_hash": None})
             continue
         token = derived_token(idempotency_key, match_id, i) if idempotency_key else new_token()
@@ -50,22 +52,21 @@ def create_match(store: MatchStore, autoplayer: Autoplayer, body: Mapping[str, A
         seats.append({"name": p.get("name") or f"Seat {i}", "ai": None, "token_hash": token_hash(token)})
     start = {"num_players": len(players), "options": dict(state.options), "seed": seed,
              "setup": body.get("setup")}
-    stored = StoredMatch(match_id, game.info.id, 0, "", seats, start, time.time())
-    played = autoplayer.run(stored, game, state, 0)
-    if played.error is not None:  # a match whose AI seats cannot play is not created
-        raise played.error
-    stored.version = len(played.entries)
-    stored.state = dumps(game.to_json(played.state))
+    stored = StoredMatch(match_id, game.info.id, 0, dumps(game.to_json(state)), seats, start, time.time())
+    ai_seat = LoadedMatch(stored, game, state).ai_seat_to_move()
+    if ai_seat is not None:
+        ai.queue_turn(stored, len(players), ai_seat, 0, seat_buckets(stored, client))
     human = next((i for i, t in enumerate(tokens) if t is not None), None)
     answer = {
         "match_id": match_id,
         "game": game.info.id,
-        "version": stored.version,
+        "version": 0,
         "seats": [{"seat": i, "name": s["name"], "ai": s["ai"], "token": None} for i, s in enumerate(seats)],
-        "view": game.observation(played.state, human),
+        "view": game.observation(state, human),
         "view_seat": human,
+        "ai_pending": ai_seat is not None,
     }
-    store.create(stored, played.entries)
+    store.create(stored)
     if idempotency_key:
         first = IdempotentAnswer(fingerprint(body), 201, answer)
         if not store.remember(idem_key(None, key_digest(idempotency_key)), first):

@@ -6,15 +6,18 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.cards import CARD_NAMES, parse_card
 from engine.errors import GameOverError, NotYourTurnError
 from engine.game import Game, State
+from service.live import Notifier
 from service.store import IdempotentAnswer, MatchNotFound, MatchStore, StaleVersion, idem_key
+from service.usecases.ai_work import AiWork, wait_for_turn
 from service.usecases.errors import IdempotencyKeyReusedError, MatchNotFoundError, StaleVersionError
 from service.usecases.loading import LoadedMatch, MatchCache
+from service.usecases.views import entries_between, flat_events
 
 
 def dumps(value: Any) -> str:
@@ -115,12 +118,12 @@ def remembered_answer(store: MatchStore, match_id: str, idempotency_key: str, fp
     return remembered.body
 
 
-def submit_move(store: MatchStore, autoplayer: Any, match: LoadedMatch, seat: int, move: Mapping[str, Any],
+def submit_move(store: MatchStore, ai: AiWork, match: LoadedMatch, seat: int, move: Mapping[str, Any],
                 expected_version: int, idempotency_key: str | None, body: Mapping[str, Any],
-                cache: MatchCache | None = None) -> dict[str, Any]:
-    """A seat's move: applied and stored (with the AI seats' turns after it), or refused with nothing changed."""
-    from service.usecases.views import flat_events
-
+                buckets: Sequence[str], cache: MatchCache | None = None) -> dict[str, Any]:
+    """A seat's move, applied and stored, or refused with nothing changed. If an AI seat is to move after it,
+    its turn is queued first (:meth:`AiWork.queue_turn`: it may refuse, for lack of AI time or queue room),
+    and the answer says ``ai_pending``. A retry with the same Idempotency-Key gets the first answer."""
     fp = fingerprint(seat, body)
     if idempotency_key:
         first = remembered_answer(store, match.match_id, idempotency_key, fp)
@@ -128,33 +131,43 @@ def submit_move(store: MatchStore, autoplayer: Any, match: LoadedMatch, seat: in
             return first
     check_turn(match, seat, expected_version)
     applied = play_move(match.game, match.state, move, seat, match.version, hands=match.hands)
-    played = autoplayer.run(match.stored, match.game, applied.state, match.version + 1, hands=applied.hands,
-                            views=applied.views)
-    entries = [applied.entry, *played.entries]
-    answer = {
-        "version": match.version + len(entries),
-        "events": flat_events(entries),
-        "view": played.views[seat] if played.views is not None else match.game.observation(played.state, seat),
-    }
+    ai_seat = LoadedMatch(match.stored, match.game, applied.state).ai_seat_to_move()
+    if ai_seat is not None:
+        ai.queue_turn(match.stored, applied.state.num_players, ai_seat, match.version + 1, buckets)
+    answer = {"version": match.version + 1, "events": flat_events([applied.entry]), "view": applied.views[seat],
+              "ai_pending": ai_seat is not None}
     idem = (key_digest(idempotency_key), IdempotentAnswer(fp, 200, answer)) if idempotency_key else None
-    commit(store, match, played.state, entries, idem=idem, hands=played.hands, cache=cache)
+    commit(store, match, applied.state, [applied.entry], idem=idem, hands=applied.hands, cache=cache)
     return answer
 
 
-def advance(store: MatchStore, autoplayer: Any, match: LoadedMatch, seat: int | None,
-            expected_version: int | None) -> dict[str, Any]:
-    from service.usecases.views import flat_events
-
+def advance(store: MatchStore, ai: AiWork, match: LoadedMatch, expected_version: int | None,
+            buckets: Sequence[str]) -> bool:
+    """Queue the turn of the AI seat to move, if one is and its turn is not queued already (after a failed
+    turn: again); whether an AI seat is to move."""
     if expected_version is not None and expected_version != match.version:
         raise StaleVersionError(f"expected_version is {expected_version} but the match is at version "
                                 f"{match.version}", match.version)
-    played = autoplayer.run(match.stored, match.game, match.state, match.version, hands=match.hands)
-    if played.error is not None and not played.entries:
-        raise played.error
-    if played.entries:
-        commit(store, match, played.state, played.entries)
-    return {
-        "version": match.version + len(played.entries),
-        "events": flat_events(played.entries),
-        "view": match.game.observation(played.state, seat),
+    seat = match.ai_seat_to_move()
+    if seat is None:
+        return False
+    store.clear_ai_failure(match.match_id)
+    ai.queue_turn(match.stored, match.state.num_players, seat, match.version, buckets)
+    return True
+
+
+def answer_after_wait(store: MatchStore, notifier: Notifier, cache: MatchCache | None, match_id: str,
+                      seat: int | None, since: int, seconds: float) -> dict[str, Any]:
+    """Wait (bounded) for the AI seats to play, then the answer of a move or ``/advance``: the version, the
+    public events after ``since``, ``seat``'s view, whether an AI seat is still to move, and why it could not
+    play if it could not (``ai_error``)."""
+    match, failure = wait_for_turn(store, notifier, cache, match_id, seconds)
+    answer: dict[str, Any] = {
+        "version": match.version,
+        "events": flat_events(entries_between(store, match_id, since, match.version)),
+        "view": match.game.observation(match.state, seat),
+        "ai_pending": match.ai_seat_to_move() is not None,
     }
+    if failure is not None:
+        answer["ai_error"] = failure["detail"]
+    return answer
