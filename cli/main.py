@@ -25,6 +25,8 @@ from pathlib import Path
 from cli import play, simulate
 
 SERVICE = Path(__file__).resolve().parent.parent / "service"
+#: How much lower than the HTTP workers' the CPU priority of the AI workers ``serve`` starts is.
+AI_WORKER_NICE = 10
 
 
 def list_games(args: argparse.Namespace | None = None) -> int:
@@ -83,7 +85,9 @@ class AiWorkerProcesses:
         self.procs: list[subprocess.Popen[bytes]] = [self._start() for _ in range(count)]
 
     def _start(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen([sys.executable, "-m", "cli.main", "ai-worker"], env=self.env)
+        # below the HTTP workers' priority: on a shared core the short requests go first
+        return subprocess.Popen([sys.executable, "-m", "cli.main", "ai-worker", "--nice", str(AI_WORKER_NICE)],
+                                env=self.env)
 
     def restart_exited(self) -> None:
         for i, proc in enumerate(self.procs):
@@ -107,6 +111,8 @@ def ai_worker(args: argparse.Namespace) -> int:
     from service.aitier.worker import main as run_worker
     from service.config import Config
 
+    if args.nice:
+        os.nice(args.nice)
     return run_worker(Config.from_env(), name=args.name)
 
 
@@ -125,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     srv.set_defaults(func=serve)
     worker = sub.add_parser("ai-worker", help="run an AI worker on the queue of REDIS_URL (any number, anywhere)")
     worker.add_argument("--name", default=None, help="the worker's name in the queue (default: host:pid:random)")
+    worker.add_argument("--nice", type=int, default=0, help="lower the worker's CPU priority by this much (serve: "
+                        f"{AI_WORKER_NICE}, so that requests beside it go first)")
     worker.set_defaults(func=ai_worker)
     for module in (play, simulate):
         module.add_parser(sub)

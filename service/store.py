@@ -44,6 +44,7 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+from redis.sentinel import SentinelConnectionPool
 
 CHUNK = 64  # log entries per compressed chunk
 
@@ -387,10 +388,17 @@ class RedisMatchStore:
         return total
 
 
+class _BlockingSentinelPool(SentinelConnectionPool, redis.BlockingConnectionPool):
+    """A Sentinel-managed primary's pool that waits for a free connection (as :class:`redis.BlockingConnectionPool`)."""
+
+
 def connect(url: str, *, socket_timeout: float = 2.0, max_connections: int = 64) -> Any:
     """A pooled redis-py client for ``url``: a single server (``redis://``, ``rediss://``, ``unix://``),
     a Sentinel-managed primary (``redis+sentinel://[:pw@]h1:p1[,h2:p2]/service[/db]``) or a Cluster
-    (``redis+cluster://host:port``, or ``rediss+cluster://``)."""
+    (``redis+cluster://host:port``, or ``rediss+cluster://``).
+
+    The pools *wait* (up to the socket timeout) for a free connection when ``max_connections`` are in use,
+    instead of failing: under the gevent worker hundreds of requests may want one at the same moment."""
     common: dict[str, Any] = {
         "socket_timeout": socket_timeout,
         "socket_connect_timeout": socket_timeout,
@@ -415,13 +423,17 @@ def connect(url: str, *, socket_timeout: float = 2.0, max_connections: int = 64)
         db = int(path[1]) if len(path) > 1 else 0
         sentinel = Sentinel(hosts, sentinel_kwargs={"socket_timeout": socket_timeout},
                             password=password, db=db, ssl=scheme.startswith("rediss"), **common)
-        return sentinel.master_for(path[0], max_connections=max_connections)
+        return sentinel.master_for(path[0], max_connections=max_connections, timeout=socket_timeout,
+                                   connection_pool_class=_BlockingSentinelPool)
     if scheme in ("redis+cluster", "rediss+cluster"):
         from redis.cluster import RedisCluster
 
         plain = ("rediss" if scheme.startswith("rediss") else "redis") + "://" + url.split("://", 1)[1]
-        return RedisCluster.from_url(plain, max_connections=max_connections, **common)
-    return redis.Redis.from_url(url, max_connections=max_connections, **common)
+        return RedisCluster.from_url(plain, max_connections=max_connections,
+                                     connection_pool_class=redis.BlockingConnectionPool, **common)
+    pool = redis.BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=socket_timeout,
+                                                 **common)
+    return redis.Redis(connection_pool=pool)
 
 
 class EmbeddedRedis:

@@ -8,7 +8,8 @@ Keys (all with the hash tag ``{ai}``: one Redis Cluster slot, so each script bel
     another worker (``XAUTOCLAIM``) once it has been idle for the visibility timeout: a running worker
     renews its job's lease every second or so, a dead one does not.
 ``ct:{ai}:cost``
-    the AI-seconds of the jobs admitted and not yet done (their estimated cost, :func:`estimate_cost`).
+    the AI time of the jobs admitted and not yet done, in milliseconds (their estimated cost,
+    :func:`estimate_cost`; an integer: ``INCRBYFLOAT`` inside a script corrupted the heap of Redis 6.2).
 ``ct:{ai}:workers`` (sorted set)
     each live worker by name, scored by the time of its last heartbeat: the queue admits
     ``ai_queue_seconds_per_worker`` AI-seconds per live worker.
@@ -52,6 +53,10 @@ def estimate_cost(level: int, num_players: int, time_ms: int | None = None) -> f
     if time_ms is not None:
         return time_ms / 1000
     return LEVEL_SECONDS.get(level, max(LEVEL_SECONDS.values())) * (1 + 0.5 * max(0, num_players - 2))
+
+
+def millis(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
 
 
 def turn_key(match_id: str, version: int) -> str:
@@ -121,15 +126,15 @@ local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 if KEYS[4] ~= KEYS[1] and redis.call('EXISTS', KEYS[4]) == 1 then return {'dup', '0', '0', '0'} end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[4]))
 local workers = redis.call('ZCARD', KEYS[3])
-local queued = tonumber(redis.call('GET', KEYS[2]) or '0')
+local queued = tonumber(redis.call('GET', KEYS[2]) or '0') / 1000
 local capacity = tonumber(ARGV[3]) * math.max(workers, 1)
-local cost = tonumber(ARGV[2])
+local cost = tonumber(ARGV[2]) / 1000
 if ARGV[7] == '1' and workers == 0 then return {'busy', tostring(queued), tostring(capacity), '0'} end
 if ARGV[5] ~= '1' and queued > 0 and queued + cost > capacity then
   return {'busy', tostring(queued), tostring(capacity), tostring(workers)}
 end
 if KEYS[4] ~= KEYS[1] then redis.call('SET', KEYS[4], '1', 'EX', ARGV[6]) end
-redis.call('INCRBYFLOAT', KEYS[2], cost)
+redis.call('INCRBY', KEYS[2], ARGV[2])
 redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
 return {'ok', tostring(queued), tostring(capacity), tostring(workers)}
 """
@@ -139,8 +144,7 @@ return {'ok', tostring(queued), tostring(capacity), tostring(workers)}
 _DONE = """
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('XDEL', KEYS[1], ARGV[2]) == 1 then
-  local left = redis.call('INCRBYFLOAT', KEYS[2], -tonumber(ARGV[3]))
-  if tonumber(left) < 1e-6 then redis.call('SET', KEYS[2], '0') end
+  if redis.call('DECRBY', KEYS[2], ARGV[3]) < 0 then redis.call('SET', KEYS[2], '0') end
 end
 if KEYS[3] ~= KEYS[1] then redis.call('DEL', KEYS[3]) end
 return 1
@@ -177,7 +181,7 @@ class JobQueue:
         self.ensure_group()
         marker = self._marker(job)
         got = self._admit(keys=[JOBS, COST, WORKERS, marker],
-                          args=[job.dumps(), job.cost, self.capacity_per_worker, WORKER_STALE_SECONDS,
+                          args=[job.dumps(), millis(job.cost), self.capacity_per_worker, WORKER_STALE_SECONDS,
                                 "1" if force else "0", TURN_MARKER_SECONDS, "1" if need_worker else "0"])
         status = got[0].decode() if isinstance(got[0], bytes) else got[0]
         queued, capacity, workers = float(got[1]), float(got[2]), int(float(got[3]))
@@ -187,7 +191,7 @@ class JobQueue:
         return int(self.client.zcount(WORKERS, time.time() - WORKER_STALE_SECONDS, "+inf"))
 
     def queued_seconds(self) -> float:
-        return float(self.client.get(COST) or 0)
+        return int(self.client.get(COST) or 0) / 1000
 
     def answer(self, job_id: str) -> bytes | None:
         """A job's stored answer (if it was answered and not yet expired)."""
@@ -239,7 +243,7 @@ class JobQueue:
     def done(self, delivery: Delivery) -> None:
         job = delivery.job
         marker = self._marker(job)
-        self._done(keys=[JOBS, COST, marker], args=[GROUP, delivery.entry_id, job.cost])
+        self._done(keys=[JOBS, COST, marker], args=[GROUP, delivery.entry_id, millis(job.cost)])
 
     def ack_missing(self, entry_ids: list[str]) -> None:
         if entry_ids:
