@@ -20,7 +20,8 @@ are reported. The load is closed-loop (each connection sends its next request wh
 the latencies are those at full throughput.
 
 Then a **hint storm**: 64 more connections ask for hints (level 4 by default, about an AI-second each) in a
-closed loop while the 32 connections measure /healthz and legal-moves again; AI workers (``cardtable
+closed loop (back after ``Retry-After`` when refused) while the 32 connections measure /healthz and legal-moves
+again; AI workers (``cardtable
 ai-worker``, one per core, at the lower priority ``cardtable serve`` gives them) serve the queue. Reported:
 both p99s against the same run's idle ones, and how the storm was answered (200 / 503 ai_busy) with its
 slowest answer (a bounded queue answers ai_busy at once instead of queueing without end). The AI-time rate
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -126,6 +128,23 @@ async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, reque
             length = int(line[15:])
     data = await reader.readexactly(length) if length else b""
     return status, data
+
+
+async def send_with_head(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                         request: bytes) -> tuple[int, dict[str, str]]:
+    """Send one request, read its answer: (status, headers in lower case)."""
+    writer.write(request)
+    raw = await reader.readuntil(b"\r\n\r\n")
+    lines = raw.decode("latin-1").split("\r\n")
+    head = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name:
+            head[name.strip().lower()] = value.strip()
+    length = int(head.get("content-length", "0"))
+    if length:
+        await reader.readexactly(length)
+    return int(lines[0].split()[1]), head
 
 
 async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str, path: str,
@@ -254,12 +273,14 @@ async def storm(host: str, port: int, shared: dict[str, Any], stop: asyncio.Even
     try:
         while not stop.is_set():
             t0 = time.perf_counter()
-            status, _ = await send(reader, writer, request)
+            status, head = await send_with_head(reader, writer, request)
             took = time.perf_counter() - t0
             tally[status] = tally.get(status, 0) + 1
             tally["slowest_s"] = max(tally.get("slowest_s", 0.0), took)
-            if status == 503:
-                await asyncio.sleep(0.05)  # a client that got ai_busy (Retry-After) comes back soon all the same
+            if status == 503:  # ai_busy: back after Retry-After, as a client should (cut short when the phase ends)
+                retry = float(head.get("retry-after", "1"))
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stop.wait(), retry)
     finally:
         writer.close()
 

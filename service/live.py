@@ -201,14 +201,14 @@ class Notifier:
                 # AttributeError: redis-py's pubsub after its connection was closed under it
                 if self._stopped:
                     break
-                if healthy:
-                    log.warning("notifications: connection lost (%s); reconnecting", exc.__class__.__name__)
-                    healthy = False
                 with self._lock:
                     self._drop_connection()
                 self._wake_everyone(failed=True)
-                if self._end_if_idle():
+                if self._end_if_idle():  # nobody here waits: nothing to reconnect for
                     return
+                if healthy:
+                    log.warning("notifications: connection lost (%s); reconnecting", exc.__class__.__name__)
+                    healthy = False
                 time.sleep(backoff)
                 backoff = min(2.0, backoff * 2)
         self._end_if_idle(force=True)

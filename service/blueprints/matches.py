@@ -167,13 +167,9 @@ def advance(match_id: str) -> Any:
     token = _token()
     seat = _seat(match, required=False, token=token)
     buckets = ai_work.buckets_for(token, request.remote_addr)
-    pending = moves.advance(svc.store, svc.ai, match, req["expected_version"], buckets)
-    answer = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, match_id, seat, match.version,
-                                     wait if pending else 0)
-    if "ai_error" in answer:
-        from service.usecases.errors import AiUnavailableError
-
-        raise AiUnavailableError(answer["ai_error"])
+    moves.advance(svc.store, svc.ai, match, req["expected_version"], buckets)
+    answer = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, match_id, seat, match.version, wait,
+                                     failure_is_error=True)
     return _move_out.dump(answer), 200, applied
 
 

@@ -15,7 +15,12 @@ from engine.game import Game, State
 from service.live import Notifier
 from service.store import IdempotentAnswer, MatchNotFound, MatchStore, StaleVersion, idem_key
 from service.usecases.ai_work import AiWork, wait_for_turn
-from service.usecases.errors import IdempotencyKeyReusedError, MatchNotFoundError, StaleVersionError
+from service.usecases.errors import (
+    AiUnavailableError,
+    IdempotencyKeyReusedError,
+    MatchNotFoundError,
+    StaleVersionError,
+)
 from service.usecases.loading import LoadedMatch, MatchCache
 from service.usecases.views import entries_between, flat_events
 
@@ -157,11 +162,14 @@ def advance(store: MatchStore, ai: AiWork, match: LoadedMatch, expected_version:
 
 
 def answer_after_wait(store: MatchStore, notifier: Notifier, cache: MatchCache | None, match_id: str,
-                      seat: int | None, since: int, seconds: float) -> dict[str, Any]:
+                      seat: int | None, since: int, seconds: float, *, failure_is_error: bool = False
+                      ) -> dict[str, Any]:
     """Wait (bounded) for the AI seats to play, then the answer of a move or ``/advance``: the version, the
     public events after ``since``, ``seat``'s view, whether an AI seat is still to move, and why it could not
-    play if it could not (``ai_error``)."""
+    play if it could not (``ai_error``; with ``failure_is_error``, :class:`AiUnavailableError` instead)."""
     match, failure = wait_for_turn(store, notifier, cache, match_id, seconds)
+    if failure is not None and failure_is_error:
+        raise AiUnavailableError(failure["detail"])
     answer: dict[str, Any] = {
         "version": match.version,
         "events": flat_events(entries_between(store, match_id, since, match.version)),

@@ -21,6 +21,22 @@ def _get(url: str) -> tuple[int, bytes]:
         return r.status, r.read()
 
 
+def children_running(parent: int, word: str) -> list[int]:
+    """The processes whose parent is ``parent`` and whose command line holds ``word``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and word in cmdline:
+            found.append(int(entry))
+    return found
+
+
 def test_cardtable_games_lists_every_game() -> None:
     from engine.registry import all_games
 
@@ -36,6 +52,7 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
     proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port), "--workers", "2"],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
+    ai_workers: list[int] = []
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -51,11 +68,21 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
         with urllib.request.urlopen(req, timeout=10) as r:
             assert r.status == 201
             match_id = json.loads(r.read())["match_id"]
+        # the AI workers serve started play an AI seat that moves first (the answer waits for it)
+        body = json.dumps({"game": "three-thirteen", "players": [{"ai": {"level": 1}}, {"name": "me"}],
+                           "setup": {"dealer": 1}}).encode()
+        req = urllib.request.Request(base + "/v1/matches?wait=10", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            created = json.loads(r.read())
+            assert created["version"] == 2 and created["ai_pending"] is False and created["view"]["to_move"] == 1
         for _ in range(6):  # spread over both workers: every worker reads the same Redis
             assert _get(f"{base}/v1/matches/{match_id}")[0] == 200
         metrics = _get(base + "/metrics")[1].decode()
         assert 'cardtable_http_requests_total{endpoint="/v1/matches/<match_id>",method="GET",status="200"} 6.0' \
             in metrics  # summed over the workers (multiprocess mode)
+        ai_workers = children_running(proc.pid, "ai-worker")
+        assert len(ai_workers) == os.cpu_count()  # one per core
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -65,4 +92,5 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
             proc.wait()
     stderr = proc.stderr.read().decode() if proc.stderr else ""
     assert proc.returncode == 0, stderr
+    assert all(not Path(f"/proc/{pid}").exists() for pid in ai_workers)  # stopped with the server
     assert "REDIS_URL is not set; embedded Redis at unix://" in stderr
