@@ -273,7 +273,12 @@ async def storm(host: str, port: int, shared: dict[str, Any], stop: asyncio.Even
     try:
         while not stop.is_set():
             t0 = time.perf_counter()
-            status, head = await send_with_head(reader, writer, request)
+            try:
+                status, head = await send_with_head(reader, writer, request)
+            except (ConnectionError, asyncio.IncompleteReadError):  # the server closed an idle kept-alive one
+                writer.close()
+                reader, writer = await asyncio.open_connection(host, port)
+                continue
             took = time.perf_counter() - t0
             tally[status] = tally.get(status, 0) + 1
             tally["slowest_s"] = max(tally.get("slowest_s", 0.0), took)
