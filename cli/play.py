@@ -3,12 +3,10 @@
 The match runs locally (engine + ai, no server): you hold seat 0, the AI the
 others. Before each of your decisions the screen shows the game, the scores,
 the table and your hand (sorted, grouped by suit, wild cards marked), then the
-numbered legal moves. Type a number (or a card, when only one move uses it),
-``h`` for the AI's hint with its explanation, ``q`` to quit. Every round ends
-with its itemized scores and the game with the table of all rounds.
-
-    cardtable play three-thirteen --players 3 --level 2 --seed 7
-    cardtable play threezies -o max_turns_per_round=20
+numbered legal moves. Type a number, or the card(s) of a move as shown or as
+codes (``2♣``, ``2c``, ``10h``, ``5s 5h``), ``h`` for the AI's hint with its
+explanation, ``q`` to quit. Every round ends with its itemized scores and the
+game with the table of all rounds.
 """
 
 from __future__ import annotations
@@ -16,16 +14,32 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from cli.textview import Renderer, Style, is_round_end, renderer_for, seat_names
+from cli.textview import Renderer, Style, cards_from_input, is_round_end, renderer_for, seat_names
 from engine.errors import EngineError
 from engine.game import Game, Move, State
 from engine.registry import get_game
 
 HUMAN = 0
-HELP = "Type the number of a move, a card when only one move uses it, h for a hint, q to quit."
+DESCRIPTION = """\
+Play a whole match against the AI in the terminal (no server needed): you hold seat 0, the AI the others.
+
+Before each of your decisions the screen shows the scores, the table and your hand (sorted, grouped by
+suit, wild cards marked *), then the numbered legal moves. Type a number, or the card(s) of a move as
+shown or as codes (2♣, 2c, 10h, 5s 5h); h asks the AI for a hint and why; q quits."""
+EPILOG = """\
+examples:
+  cardtable play three-thirteen --players 3 --level 2 --seed 7
+  cardtable play threezies -o max_turns_per_round=20
+  cardtable play least-score -o threshold=50
+
+The games and their player counts: cardtable games. Their rules and options (with defaults and ranges):
+the rules pages of the service (make serve), http://127.0.0.1:8000/rules/GAME."""
+HELP = ("Type the number of a move, or its card(s) as shown or as codes (2♣, 2c, 10h, 5s 5h), "
+        "h for a hint, q to quit.")
 
 
 class Quit(Exception):
@@ -115,20 +129,41 @@ class TerminalMatch:
         before = self.view(HUMAN)
         self.state, events = self.game.apply(self.state, move)
         after = self.view(HUMAN)
+        drawn = self.drawn_cards(before, after, events)
         for event in events:
             if is_round_end(event):
                 self.say("", *self.render.round_summary(event, self.names, after), "")
                 continue
+            if drawn and event.get("seat") == HUMAN and event.get("type") in ("draw", "pick") \
+                    and "card" not in event and "cards" not in event:
+                event = {**event, "card": drawn.pop(0)}  # the card only you saw: "You drew 7♥ from the stock"
             line = self.render.describe_event(event, self.names, before)
             if line:
                 self.say(line)
+        for card in drawn:  # e.g. contract rummy: your stock card arrives once the others chose not to buy
+            self.say(f"You drew {self.render.value(card, after)} from the stock")
+
+    @staticmethod
+    def drawn_cards(before: Mapping[str, Any], after: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
+                    ) -> list[str]:
+        """The cards that came into your hand unseen by the others (from the stock or the deck): the cards
+        the hand gained that no event names. Nothing when the round changed (a new deal)."""
+        if before.get("round") != after.get("round") or any(is_round_end(e) for e in events):
+            return []
+        gained = Counter(after.get("hand") or []) - Counter(before.get("hand") or [])
+        for event in events:
+            if event.get("seat") == HUMAN:
+                named = [event["card"]] if isinstance(event.get("card"), str) else []
+                gained -= Counter(named + [c for c in event.get("cards") or [] if isinstance(c, str)])
+        return sorted(gained.elements())
 
     def ask_human(self) -> Move:
         view = self.view(HUMAN)
         moves = self.game.legal_moves(self.state)
         self.show_choices(view, moves)
+        numbers = "1" if len(moves) == 1 else f"1-{len(moves)}"
         while True:
-            answer = self.read(f"Your move [1-{len(moves)}, h hint, q quit]> ")
+            answer = self.read(f"Your move [{numbers}, h hint, q quit]> ")
             if answer in ("q", "quit", "exit"):
                 raise Quit
             if answer in ("h", "hint", "?h"):
@@ -157,15 +192,24 @@ class TerminalMatch:
                 return moves[n - 1]
             self.say(self.style.bad(f"There is no move {n}: choose a number from 1 to {len(moves)}."))
             return None
-        token = answer.upper().replace("10", "T")
-        matching = [m for m in moves if m.get("card") == token or token in (m.get("cards") or [])]
+        typed = cards_from_input(answer)
+        if typed is None:
+            self.say(self.style.bad(f"{answer!r} is not a move. {HELP}"))
+            return None
+        wanted = Counter(typed)
+        shown = [Counter(self.render.move_cards(m, view)) for m in moves]
+        matching = [m for m, cards in zip(moves, shown, strict=True) if not wanted - cards]
+        exact = [m for m, cards in zip(moves, shown, strict=True) if cards == wanted]
+        if len(exact) == 1 and len(matching) > 1:
+            matching = exact  # "5s" plays the single 5♠ rather than a pair or a run with it
         if len(matching) == 1:
             return matching[0]
-        if len(matching) > 1:
+        label = " ".join(self.render.value(c, view) for c in typed)
+        if matching:
             numbers = ", ".join(str(moves.index(m) + 1) for m in matching)
-            self.say(self.style.bad(f"{answer!r} is in several moves ({numbers}): type the number."))
-            return None
-        self.say(self.style.bad(f"{answer!r} is not a move. {HELP}"))
+            self.say(self.style.bad(f"{label} is in several moves ({numbers}): type the number."))
+        else:
+            self.say(self.style.bad(f"No move uses {label}: choose a number from the list."))
         return None
 
     def hint(self, view: Mapping[str, Any], moves: Sequence[Move]) -> None:
@@ -178,7 +222,7 @@ class TerminalMatch:
         label = self.render.describe_move(decision.move, view)
         self.say(self.style.good(f"Hint: {number}) {label}" if number else f"Hint: {label}"))
         if decision.explanation:
-            self.say(f"  {decision.explanation}")
+            self.say(f"  {self.render.text(decision.explanation, view)}")
         extras = []
         alternatives = list(decision.alternatives)
         if alternatives:
@@ -188,7 +232,7 @@ class TerminalMatch:
         if decision.win_chance is not None:
             extras.append(f"win chance {decision.win_chance:.0%}")
         if decision.samples:
-            extras.append(f"{decision.samples} sampled deals")
+            extras.append(f"{decision.samples} sampled deal{'s' if decision.samples != 1 else ''}")
         extras.append(f"{decision.elapsed_ms:.0f} ms")
         self.say(self.style.dim("  " + " · ".join(extras)))
         for alt in alternatives[1:4]:
@@ -212,20 +256,22 @@ class TerminalMatch:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``play`` on the ``cardtable`` command's subparsers."""
     parser = subparsers.add_parser("play", help="play a match against the AI in the terminal",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description=DESCRIPTION, epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     configure(parser)
     parser.set_defaults(func=run)
     return parser
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("game", help="game id, e.g. three-thirteen (`cardtable games` lists them)")
+    parser.add_argument("game", help="game id, e.g. three-thirteen (cardtable games lists them)")
     parser.add_argument("--players", type=int, default=None, help="number of players, you included "
                         "(default: the game's minimum)")
     parser.add_argument("--level", type=int, default=3, help="AI strength 1-5 (default 3)")
     parser.add_argument("--seed", type=int, default=None, help="deal seed (default: random)")
     parser.add_argument("--hint-level", type=int, default=3, help="AI strength of the hints (default 3)")
-    parser.add_argument("--time-ms", type=int, default=None, help="AI time budget per move")
+    parser.add_argument("--time-ms", type=int, default=None,
+                        help="AI time budget per move, in ms (default: the level's own)")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a match option, e.g. -o max_turns_per_round=20 (repeatable)")
 
@@ -247,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cardtable play", description=__doc__,
+    parser = argparse.ArgumentParser(prog="cardtable play", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     configure(parser)
     return run(parser.parse_args(argv))

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TextIO
 
-from engine.cards import JOKER, parse_card, rank_of, suit_of
+from engine.cards import CARD_NAMES, JOKER, parse_card, rank_of, suit_of
 from engine.errors import EngineError
 from engine.game import Game
 
@@ -36,6 +36,29 @@ COMMON_KEYS = frozenset({
 
 def is_card(value: Any) -> bool:
     return isinstance(value, str) and CARD_RE.match(value) is not None
+
+
+_SYMBOL_TO_LETTER = str.maketrans(dict(zip(SUIT_SYMBOLS, SUIT_LETTERS, strict=True)))
+CARD_CODE_RE = re.compile(r"\b(?:[2-9TJQKA][CDHS]|JK)\b")
+
+
+def card_from_input(token: str) -> str | None:
+    """A card as a person types it — as shown (``2♣``, ``10♠``, a wild's ``5♠*``) or as a code (``KH``,
+    ``10h``, ``kh``) — in the canonical notation (``2C``, ``TS``, ``KH``); None if it is no card."""
+    text = token.strip().rstrip("*").translate(_SYMBOL_TO_LETTER)
+    try:
+        return CARD_NAMES[parse_card(text)]
+    except EngineError:
+        return None
+
+
+def cards_from_input(answer: str) -> list[str] | None:
+    """Every card of ``"5♠ 5♥"`` or ``"5s,5h"``; None unless every word is a card."""
+    words = answer.replace(",", " ").split()
+    cards = [card_from_input(w) for w in words]
+    if not words or any(c is None for c in cards):
+        return None
+    return [c for c in cards if c is not None]
 
 
 def wants_color(stream: TextIO) -> bool:
@@ -252,7 +275,20 @@ class Renderer:
         lines += self.hand_lines(view)
         return lines
 
+    def text(self, text: str, view: Mapping[str, Any]) -> str:
+        """Free text (a hint's explanation) with its card codes shown as the screen shows cards (``KH`` → ``K♥``)."""
+        return CARD_CODE_RE.sub(lambda m: self.style.card(m.group(0), self.is_wild(m.group(0), view)), text)
+
     # -- moves and events ---------------------------------------------------------
+
+    def move_cards(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> list[str]:
+        """The cards a move shows (what a player may type to choose it)."""
+        cards = [move["card"]] if is_card(move.get("card")) else []
+        cards += [c for c in move.get("cards") or [] if is_card(c)]
+        for meld in move.get("melds") or []:
+            if isinstance(meld, Mapping):
+                cards += [c for c in meld.get("cards") or [] if is_card(c)]
+        return cards
 
     def describe_move(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> str:
         parts = [_words(str(move.get("type", "?")))]
@@ -438,7 +474,6 @@ class RummyRoundsRenderer(Renderer):
             return None
         try:
             from engine import melds
-            from engine.cards import CARD_NAMES
 
             rules = meld_rules(view["options"], view["round"])
             best = melds.best_arrangement([parse_card(c) for c in hand], rules)
@@ -473,6 +508,11 @@ class RummyRoundsRenderer(Renderer):
         text = " + ".join(f"{self.value(c, view)} {v}" for c, v in items)
         return f"{text} = {sum(v for _, v in items)}"
 
+    def move_cards(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> list[str]:
+        if move.get("type") == "draw" and move.get("source") == "discard" and view.get("discard"):
+            return [view["discard"][-1]]
+        return super().move_cards(move, view)
+
     def describe_move(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> str:
         kind = move.get("type")
         if kind == "draw":
@@ -489,7 +529,8 @@ class RummyRoundsRenderer(Renderer):
 class LeastScoreRenderer(Renderer):
     """Least Score: the floor you may pick from, this turn's discards, the deck, who is out, your hand total."""
 
-    skip_keys = frozenset({"hand_total", "floor", "discarded", "dead", "deck_size", "out", "played", "known"})
+    skip_keys = frozenset({"hand_total", "floor", "discarded", "dead", "dead_size", "deck_size", "out", "played",
+                           "known"})
 
     def header_extra(self, view: Mapping[str, Any]) -> list[str]:
         threshold = view.get("options", {}).get("threshold")
@@ -499,9 +540,10 @@ class LeastScoreRenderer(Renderer):
         return self.style.title(" · ".join([self.game.info.name, *self.header_extra(view)]))
 
     def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        dead = view.get("dead_size", len(view.get("dead", [])))
         lines = [f"Table   floor {self.cards(view.get('floor', []), view)}"
                  + self.style.dim(" (pick any one)")
-                 + f" · deck {view.get('deck_size', 0)} cards · dead {len(view.get('dead', []))}"]
+                 + f" · deck {view.get('deck_size', 0)} cards · dead {dead}"]
         if view.get("discarded"):
             lines.append(f"        your discards this turn {self.cards(view['discarded'], view)}")
         out = [names[s] for s, o in enumerate(view.get("out", [])) if o]
@@ -535,7 +577,13 @@ class LessThanThreeRenderer(Renderer):
     skip_keys = frozenset({"table", "table_meld", "discarded", "sweeps", "sweep_used", "aside_size"})
 
     def header_extra(self, view: Mapping[str, Any]) -> list[str]:
-        return [str(view.get("phase", ""))]
+        phase = view.get("phase")
+        mine = view.get("to_move") == view.get("seat")
+        if phase == "lead":
+            return ["you lead" if mine else "the other player leads"]
+        if phase == "respond":
+            return ["answer, sweep or pass" if mine else "the other player answers"]
+        return [_words(str(phase))] if phase else []
 
     def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
         table = view.get("table") or []
@@ -601,6 +649,13 @@ class ContractRummyRenderer(Renderer):
         if cells:
             lines.append("Known   " + " · ".join(cells))
         return lines + super().table_lines(view, names)
+
+    def move_cards(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> list[str]:
+        kind = move.get("type")
+        discard = view.get("discard") or []
+        if discard and (kind in ("take_discard", "buy") or (kind == "pass" and view.get("phase") == "buy")):
+            return [discard[-1]]
+        return super().move_cards(move, view)
 
     def describe_move(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> str:
         kind = move.get("type")

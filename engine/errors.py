@@ -45,6 +45,12 @@ class InvalidStateError(EngineError, ValueError):
     code = "invalid_state"
 
 
+class InvalidViewError(EngineError, ValueError):
+    """A view (a seat's observation, as the AI takes it) that the game could not have given."""
+
+    code = "invalid_view"
+
+
 class InvalidMoveError(EngineError, ValueError):
     """A move that is malformed: unknown type, missing field, bad card."""
 

@@ -26,6 +26,8 @@ with a handful of hooks; then registers an instance in ``engine.registry``.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.resources
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,6 +42,14 @@ from engine.errors import (
     InvalidSetupError,
     InvalidStateError,
     NotYourTurnError,
+)
+from engine.validation import (
+    MoveTable,
+    canonical_move,
+    check_move_fields,
+    check_view,
+    common_state_problem,
+    state_blob_problem,
 )
 
 STATE_FORMAT = 1
@@ -110,7 +120,7 @@ MAX_TURNS_OPTION = OptionSpec(
     "max_turns_per_round",
     "int",
     500,
-    "Loop guard: a round that reaches this many turns ends and is scored as it stands (RULES.md C7).",
+    "A safety limit: a round that reaches this many turns ends and is scored as it stands.",
     minimum=10,
     maximum=10_000,
 )
@@ -129,6 +139,18 @@ class GameInfo:
     rules_section: str
     lower_score_wins: bool = True
 
+    @property
+    def players_text(self) -> str:
+        """``2 players``, ``2-8 players``."""
+        low, high = self.min_players, self.max_players
+        return f"{low} players" if low == high else f"{low}-{high} players"
+
+    @property
+    def rules(self) -> str:
+        """The rules written for players, in Markdown: ``engine/rules/<id>.md`` (every rule, option and
+        decision of the game, in plain words)."""
+        return rules_text(self.id)
+
     def option(self, name: str) -> OptionSpec:
         for spec in self.options:
             if spec.name == name:
@@ -146,6 +168,12 @@ class GameInfo:
         }
 
 
+@functools.cache
+def rules_text(game_id: str) -> str:
+    """The players' rules of a game (``engine/rules/<game_id>.md``, shipped with the package)."""
+    return importlib.resources.files("engine").joinpath("rules").joinpath(f"{game_id}.md").read_text(encoding="utf-8")
+
+
 # ---------------------------------------------------------------------------
 # State: plain data with declared copy depth and card fields
 
@@ -153,8 +181,8 @@ class GameInfo:
 def card_field(depth: int = 1, default: Any = None) -> Any:
     """A field holding cards, nested ``depth`` lists deep (1: a pile, 2: one pile per seat).
 
-    Cards are ints in memory and canonical strings in JSON; ``None`` may stand
-    where no card is.
+    Cards are ints in memory and canonical strings in JSON (a state blob is checked for
+    exactly that: engine/validation.py).
     """
     if default is None:
         return field(default_factory=list, metadata={"depth": depth, "cards": True})
@@ -267,6 +295,9 @@ def state_from_json(cls: type[S], data: Mapping[str, Any]) -> S:
         raise InvalidStateError("a state must be a JSON object")
     if data.get("format") != STATE_FORMAT:
         raise InvalidStateError(f"unsupported state format {data.get('format')!r} (this engine reads {STATE_FORMAT})")
+    problem = state_blob_problem(cls, data)
+    if problem:
+        raise InvalidStateError(problem)
     kwargs: dict[str, Any] = {}
     try:
         for f in dataclasses.fields(cls):
@@ -319,6 +350,9 @@ class Game:
     # changing it in place (copy on write), so states share their unchanged lists. States are
     # values either way: change them only through ``apply``, or ``clone()`` one first.
     copy_on_write: ClassVar[bool] = False
+    #: Each move type and the fields it may have besides ``type`` (checked by ``apply`` before the game's own
+    #: checks: a move with any other field, or a value of another kind, is refused).
+    move_fields: ClassVar[MoveTable] = {}
 
     # -- options and setup -------------------------------------------------
 
@@ -441,6 +475,8 @@ class Game:
             raise NotYourTurnError(f"it is seat {state.to_move}'s decision, not seat {seat}'s")
         if (type(move) is not dict and not isinstance(move, Mapping)) or not isinstance(move.get("type"), str):
             raise InvalidMoveError('a move is a JSON object with a "type", e.g. {"type": "draw", "source": "stock"}')
+        if check:
+            check_move_fields(move, self.move_fields, self.info.name)
         action = self._check_move(state, move) if check else self._read_move(state, move)
         if self.copy_on_write:
             new = object.__new__(type(state))
@@ -450,6 +486,11 @@ class Game:
         events = self._play(new, action)
         new.ply += 1
         return new, events
+
+    def canonical_move(self, move: Mapping[str, Any]) -> Move:
+        """A move that ``apply`` took, as it is stored and shown to others: only its declared fields, cards in
+        canonical notation (``"7h"`` → ``"7H"``)."""
+        return canonical_move(move, self.move_fields)
 
     def _check_move(self, state: State, move: Mapping[str, Any]) -> Any:
         """Parse and check a move; raise InvalidMoveError / IllegalMoveError naming the rule."""
@@ -574,12 +615,20 @@ class Game:
             raise InvalidStateError("to_move must be null exactly when the game is over")
         if state.to_move is not None and not 0 <= state.to_move < n:
             raise InvalidStateError(f"to_move {state.to_move} is not a seat")
+        problem = common_state_problem(state)
+        if problem:
+            raise InvalidStateError(problem)
         lo, hi = self.score_bounds(state)
         if any(not lo <= t <= hi for t in state.totals):
             raise InvalidStateError(f"totals {state.totals} are outside the possible range {lo}..{hi}")
         problem = self._invariant_problem(state)
         if problem:
             raise InvalidStateError(problem)
+
+    def check_view(self, view: Any) -> None:
+        """Raise InvalidViewError unless ``view`` is an observation this game could give to a seat (see
+        :func:`engine.validation.check_view`). Run on every view a client sends, before the AI sees it."""
+        check_view(self, view)
 
     def _invariant_problem(self, state: State) -> str | None:
         """Hook: a description of what is inconsistent in ``state`` (hand sizes, phase...), or None."""

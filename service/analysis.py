@@ -55,9 +55,12 @@ def _rummy(game: Any, hand: list[Card], round_no: int | None, opts: dict[str, An
     if not 1 <= round_no <= rounds:
         raise ApiError("invalid_request", f"{game.info.name} has rounds 1 to {rounds}, not {round_no}",
                        errors={"round": [f"must be from 1 to {rounds}"]})
-    if len(hand) > MAX_RUMMY_HAND:
+    # the solver is exponential in the hand's length: no longer than a hand of the game (dealt, plus a draw)
+    longest = min(MAX_RUMMY_HAND, max(game.deal_size(r) for r in range(1, rounds + 1)) + 1) \
+        if hasattr(game, "deal_size") else MAX_RUMMY_HAND
+    if len(hand) > longest:
         raise ApiError("invalid_hand", f"a hand of {len(hand)} cards is longer than any {game.info.name} hand",
-                       errors={"hand": [f"at most {MAX_RUMMY_HAND} cards"]})
+                       errors={"hand": [f"at most {longest} cards"]})
     rules = game.meld_rules(opts, round_no)
     best = melds.best_arrangement(hand, rules)
     go_out = []

@@ -18,11 +18,13 @@ from flask import Flask, Response, g, request
 
 from service.aitier.budget import AiBudget
 from service.aitier.queue import JobQueue
+from service.bodies import BoundedJSONProvider
 from service.config import MAX_REQUEST_BYTES, Config
+from service.embedded_redis import EmbeddedRedis
 from service.errors import register_error_handlers
 from service.extensions import Metrics, configure_logging
 from service.live import Notifier
-from service.store import EmbeddedRedis, RedisMatchStore, connect
+from service.store import RedisMatchStore, connect
 from service.usecases.ai_work import AiWork
 from service.usecases.loading import MatchCache
 
@@ -47,14 +49,15 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     cfg = config if isinstance(config, Config) else Config.from_env().with_overrides(config)
     configure_logging(cfg.log_level)
     app = Flask("cardtable")
+    app.json = BoundedJSONProvider(app)  # request bodies nest at most MAX_JSON_DEPTH deep
     app.config["CARDTABLE"] = cfg
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     if cfg.trust_proxy_hops:
         from werkzeug.middleware.proxy_fix import ProxyFix
 
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=cfg.trust_proxy_hops)  # type: ignore[method-assign]
-    app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.json.compact = True  # type: ignore[attr-defined]
+    app.json.sort_keys = False
+    app.json.compact = True
 
     embedded = None
     url = cfg.redis_url
@@ -106,6 +109,10 @@ def _instrument(app: Flask, metrics: Metrics, cfg: Config) -> None:
         endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
         metrics.observe_request(endpoint, request.method, response.status_code, elapsed)
         response.headers["X-Request-Id"] = g.get("request_id", "")
+        if request.method == "OPTIONS" and response.status_code == 200 and not response.content_length:
+            # Flask's automatic OPTIONS answer: no content (204) and no text/html type, just Allow (and CORS)
+            response.status_code = 204
+            del response.headers["Content-Type"]
         origin = request.headers.get("Origin")
         if origin and cors_origins and ("*" in cors_origins or origin in cors_origins):
             response.headers["Access-Control-Allow-Origin"] = "*" if "*" in cors_origins else origin

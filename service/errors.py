@@ -58,6 +58,12 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "method_not_allowed": (405, "Method not allowed"),
     "unsupported_media_type": (415, "Unsupported media type"),
     "payload_too_large": (413, "Request body too large"),
+    # answered by nginx in the reference deployment (deploy/nginx.conf), in the same shape
+    "request_timeout": (408, "Request timeout"),
+    "uri_too_long": (414, "URI too long"),
+    "headers_too_large": (431, "Request headers too large"),
+    "too_many_connections": (429, "Too many connections"),
+    "service_unavailable": (503, "Service unavailable"),
     "unauthorized": (401, "Unauthorized"),
     "rate_limited": (429, "Too many requests"),
     "store_unavailable": (503, "Match store unavailable"),
@@ -73,6 +79,10 @@ def status_of(code: str) -> int:
 
 def title_of(code: str) -> str:
     return PROBLEMS.get(code, (0, ""))[1] or code.replace("_", " ").capitalize()
+
+
+#: The code of a validation problem confined to one part of a request body.
+BODY_PART_CODES = {"state": "invalid_state", "view": "invalid_view", "options": "invalid_option"}
 
 
 class ApiError(ServiceError):
@@ -98,8 +108,16 @@ class StoreUnavailable(Exception):
     """The match store cannot be reached; nothing was written."""
 
 
+#: A problem answers in a few hundred bytes whatever the request was: its detail and its list of field errors
+#: are cut to these sizes (a body with 3,000 bad items made a 150 KB answer).
+MAX_DETAIL_CHARS = 1000
+MAX_ERROR_FIELDS = 20
+
+
 def problem(code: str, detail: str, status: int, *, errors: Any = None,
             headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None) -> Response:
+    if len(detail) > MAX_DETAIL_CHARS:
+        detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
     body: dict[str, Any] = {
         "type": TYPE_BASE + code,
         "title": title_of(code),
@@ -107,6 +125,10 @@ def problem(code: str, detail: str, status: int, *, errors: Any = None,
         "detail": detail,
         "code": code,
     }
+    if isinstance(errors, dict) and len(errors) > MAX_ERROR_FIELDS:
+        kept = dict(list(errors.items())[:MAX_ERROR_FIELDS])
+        kept["_more"] = [f"{len(errors) - MAX_ERROR_FIELDS} more fields have errors"]
+        errors = kept
     if errors is not None:
         body["errors"] = errors
     if extra:
@@ -165,7 +187,11 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
         errors = _flatten_errors(exc.messages)
         first = next(iter(errors.items()), ("request", ["invalid"]))
         detail = f"{first[0]}: {first[1][0]}" if first[1] else "the request body is invalid"
-        return problem("invalid_request", detail, 422, errors=errors)
+        # a malformed state blob or view has the code the engine gives one (invalid_state, invalid_view)
+        parts = {name.split(".", 1)[0] if "." in name else "" for name in errors}
+        code = BODY_PART_CODES.get(parts.pop(), "invalid_request") if len(parts) == 1 else "invalid_request"
+        extra = {"option": first[0].split(".")[1]} if code == "invalid_option" else None  # as the engine names it
+        return problem(code, detail, 422, errors=errors, extra=extra)
 
     def _store_down(exc: Exception) -> Response:
         log.warning("store unavailable: %s", exc.__class__.__name__)

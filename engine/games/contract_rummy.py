@@ -127,6 +127,15 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.validation import CARD, CARDS, INDEX, MoveTable, choice, objects
+
+#: The fields of each move type (``Game.move_fields``).
+MOVE_FIELDS: MoveTable = {
+    "take_discard": {}, "draw": {}, "buy": {}, "pass": {},
+    "go_down": {"melds": objects(kind=choice("set", "run"), cards=CARDS, stands_for=CARDS)},
+    "lay_off": {"card": CARD, "meld": INDEX, "end": choice("low", "high"), "wild_to": choice("low", "high")},
+    "discard": {"card": CARD},
+}
 
 DRAW, BUY, PLAY = "draw", "buy", "play"
 
@@ -199,26 +208,27 @@ class ContractRummy(Game):
             "Buy discards out of turn at the price of a penalty card. Cards left in hand score; lowest wins."
         ),
         options=(
-            OptionSpec("decks", "int", 0, "Number of 52-card decks; 0 means 2 for 3-4 players, 3 for 5-8 (R1).",
+            OptionSpec("decks", "int", 0, "Number of 52-card decks; 0 means 2 for 3-4 players, 3 for 5-8.",
                        minimum=0, maximum=4),
             OptionSpec("jokers_per_deck", "int", 2, "Jokers added per deck (always wild, 25 points).",
                        minimum=0, maximum=4),
             OptionSpec("play_hand_7", "bool", True,
-                       "Play hand 7: two runs of 4 and a set of 3, going down with the whole hand at once (R2)."),
+                       "Play hand 7: two runs of 4 and a set of 3, going down with the whole hand at once."),
             OptionSpec("contract_meld_size", "enum", "at_least",
                        "at_least: contract melds may be longer than the minimum; exact: exactly 3 / 4 / 7 cards.",
                        choices=("at_least", "exact")),
             OptionSpec("wild_limit", "enum", "at_least_one_natural",
                        "Wilds per meld: at least one natural card; not more wilds than naturals; fewer wilds "
-                       "than naturals (R3).", choices=contracts.WILD_LIMITS),
-            OptionSpec("max_buys_per_hand", "int", 0, "Buys allowed per player per hand; 0 means unlimited (R5).",
+                       "than naturals.", choices=contracts.WILD_LIMITS),
+            OptionSpec("max_buys_per_hand", "int", 0, "Buys allowed per player per hand; 0 means unlimited.",
                        minimum=0, maximum=50),
             OptionSpec("allow_rediscard", "bool", False,
-                       "Allow discarding the card just taken from the discard pile (RULES.md C3)."),
+                       "Allow discarding the card just taken from the discard pile in the same turn."),
             MAX_TURNS_OPTION,
         ),
     )
     state_class = ContractRummyState
+    move_fields = MOVE_FIELDS
     copy_on_write = True
 
     # -- rules per hand -------------------------------------------------------

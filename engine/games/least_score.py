@@ -107,6 +107,14 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.validation import CARD, CARDS, MoveTable, choice
+
+#: The fields of each move type (``Game.move_fields``).
+MOVE_FIELDS: MoveTable = {
+    "declare": {},
+    "discard": {"cards": CARDS},
+    "pick": {"source": choice("deck", "floor"), "card": CARD},
+}
 
 HAND_SIZE = 5
 FALSE_DECLARE_PENALTY = 20
@@ -322,15 +330,16 @@ class LeastScore(Game):
             "out; the last player in wins."
         ),
         options=(
-            OptionSpec("threshold", "int", 100, "A player whose total goes over this is knocked out (R6).",
+            OptionSpec("threshold", "int", 100, "A player whose total goes over this is knocked out.",
                        choices=THRESHOLDS),
-            OptionSpec("sequence_same_suit", "bool", False, "Sequences must be of one suit (R3)."),
+            OptionSpec("sequence_same_suit", "bool", False, "Sequences must be of one suit."),
             OptionSpec("tie_is_false_declare", "bool", False,
-                       "A declarer who only ties the lowest total has declared falsely (R5)."),
+                       "A declarer who only ties the lowest total has declared falsely."),
             MAX_TURNS_OPTION,
         ),
     )
     state_class = LeastScoreState
+    move_fields = MOVE_FIELDS
     copy_on_write = True
     _decks = (standard_deck(1), standard_deck(2))  # by "two decks?" (R1); copied by _shuffled
 

@@ -85,6 +85,10 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.validation import BOOL, CARDS, MoveTable
+
+#: The fields of each move type (``Game.move_fields``).
+MOVE_FIELDS: MoveTable = {"play": {"cards": CARDS, "knock": BOOL}, "pass": {}, "sweep": {}}
 
 LEAD, RESPOND, OVER = "lead", "respond", "over"
 ROUNDS = 6
@@ -141,6 +145,7 @@ class LessThanThree(Game):
         lower_score_wins=False,
     )
     state_class = LessThanThreeState
+    move_fields = MOVE_FIELDS
     copy_on_write = True  # see _play
 
     # -- the deck and invariants ------------------------------------------------

@@ -50,6 +50,14 @@ from engine.game import (
     view_state_fields,
 )
 from engine.registry import register
+from engine.validation import CARD, MoveTable, choice
+
+#: The fields of each move type (``Game.move_fields``).
+MOVE_FIELDS: MoveTable = {
+    "draw": {"source": choice("stock", "discard")},
+    "discard": {"card": CARD},
+    "go_out": {"card": CARD},
+}
 
 RANK_NAMES = {1: "aces", 2: "2s", 3: "3s", 4: "4s", 5: "5s", 6: "6s", 7: "7s", 8: "8s", 9: "9s", 10: "10s",
               11: "jacks", 12: "queens", 13: "kings"}
@@ -89,11 +97,12 @@ class ThreeThirteen(Game):
             OptionSpec("aces", "enum", "low", "low: aces low only; high_or_low: an ace is high or low in a run "
                        "and scores 15 unmatched.", choices=("low", "high_or_low")),
             OptionSpec("allow_rediscard", "bool", False,
-                       "Allow discarding the card just taken from the discard pile (RULES.md C3)."),
+                       "Allow discarding the card just taken from the discard pile in the same turn."),
             MAX_TURNS_OPTION,
         ),
     )
     state_class = RummyRoundsState
+    move_fields = MOVE_FIELDS
     copy_on_write = True
     rounds = 11
 

@@ -35,7 +35,7 @@ class Threezies(ThreeThirteen):
         ),
         options=(
             OptionSpec("allow_rediscard", "bool", False,
-                       "Allow discarding the card just taken from the discard pile (RULES.md C3)."),
+                       "Allow discarding the card just taken from the discard pile in the same turn."),
             MAX_TURNS_OPTION,
         ),
     )

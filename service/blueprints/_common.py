@@ -7,6 +7,7 @@ from typing import Any
 from flask import Response, current_app, request
 
 from service.app import Services
+from service.bodies import request_json
 from service.errors import ApiError
 from service.schemas import load
 
@@ -18,7 +19,7 @@ def services() -> Services:
 
 def body(schema: Any) -> Any:
     """The JSON body loaded through ``schema`` (422 ``invalid_request`` if it is not valid)."""
-    return load(schema, request.get_json(force=True, silent=True))
+    return load(schema, request_json())
 
 
 def query(schema: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, url_for
 
 from engine.registry import all_games
 from service.schemas import GameDetail, GameList
@@ -26,4 +26,6 @@ def get_game(game_id: str) -> Any:
     info = game.info.to_json()
     info["summary"] = game.info.summary
     info["rules_section"] = game.info.rules_section
+    info["rules"] = game.info.rules
+    info["rules_url"] = url_for("play_page.rules_page", game_id=game.info.id)
     return _detail.dump(info)

@@ -160,8 +160,7 @@ def post_move(match_id: str) -> Any:
 @bp.post("/v1/matches/<match_id>/advance")
 def advance(match_id: str) -> Any:
     svc = services()
-    raw = request.get_json(force=True, silent=True)
-    req = _advance_in.load(raw if raw is not None else {})
+    req = body(_advance_in) if request.get_data(cache=True) else _advance_in.load({})  # the body is optional
     wait, applied = _turn_wait()
     match = load(svc.store, match_id, cache=svc.cache)
     token = _token()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
 import yaml
-from flask import Blueprint, Response, send_from_directory
+from flask import Blueprint, Response
 
 from service.blueprints._common import services
 from service.errors import StoreUnavailable
+from service.rendering import markdown_html
 
 bp = Blueprint("ops", __name__)
 
@@ -66,6 +68,22 @@ def openapi_json() -> Any:
     return spec_json()
 
 
+@functools.lru_cache(maxsize=1)
+def docs_page() -> str:
+    """``static/docs.html`` with the spec's descriptions rendered from Markdown to HTML on the server (the page
+    shows them; the spec itself stays as written)."""
+    spec = spec_json()
+    rendered = {"info": str(markdown_html(spec["info"].get("description", "")))}
+    for path, item in spec.get("paths", {}).items():
+        for method, op in item.items():
+            if isinstance(op, dict) and op.get("description"):
+                rendered[f"{method.upper()} {path}"] = str(markdown_html(op["description"]))
+    payload = json.dumps(rendered).replace("</", "<\\/")  # safe inside <script>
+    page = (STATIC / "docs.html").read_text(encoding="utf-8")
+    return page.replace("<!--DESCRIPTIONS-->",
+                        f'<script type="application/json" id="descriptions">{payload}</script>', 1)
+
+
 @bp.get("/docs")
 def docs() -> Response:
-    return send_from_directory(STATIC, "docs.html", mimetype="text/html")
+    return Response(docs_page(), mimetype="text/html")

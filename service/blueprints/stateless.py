@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
 from flask import Blueprint, request
 
 from engine.errors import EngineError
+from engine.game import Game
 from service import analysis
 from service.blueprints._common import body, services
 from service.errors import ApiError
@@ -71,25 +71,12 @@ def best_move(game_id: str) -> Any:
     return _decision.dump(decided.decision)
 
 
-def check_view(game: Any, view: dict[str, Any]) -> None:
-    """422 ``invalid_view`` unless ``view`` is a real observation of a seat to move: it must survive
-    re-dealing its unseen cards unchanged (the AI never gets anything else)."""
-    if view.get("game") != game.info.id:
-        raise ApiError("invalid_view", f"the view is not a {game.info.id} view (its game is {view.get('game')!r})")
-    seat = view.get("seat")
-    if isinstance(seat, bool) or not isinstance(seat, int) or seat != view.get("to_move"):
+def check_view(game: Game, view: dict[str, Any]) -> None:
+    """422 ``invalid_view`` unless ``view`` is an observation the game could give (``Game.check_view``:
+    bounded, typed, consistent) of a seat whose decision it is, with a move to make."""
+    game.check_view(view)
+    if view["seat"] is None or view["seat"] != view["to_move"]:
         raise ApiError("invalid_view", "the view must be the observation of the seat to move "
                        "(its 'seat' equal to its 'to_move')")
-    try:
-        state = game.determinize(view, random.Random(0))
-        again = game.observation(state, seat)
-        moves = game.legal_moves(state)
-    except EngineError as exc:
-        raise ApiError("invalid_view", f"the view is not consistent: {exc}") from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, AssertionError) as exc:
-        raise ApiError("invalid_view", f"the view is malformed ({exc.__class__.__name__}: {exc})") from None
-    if json.dumps(again, sort_keys=True) != json.dumps(view, sort_keys=True):
-        raise ApiError("invalid_view", "the view is not an observation the engine would give (some field was "
-                       "changed or is missing)")
-    if not moves:
+    if not game.legal_moves(game.determinize(view, random.Random(0))):
         raise ApiError("invalid_view", "the seat has no legal move in this view")

@@ -72,7 +72,7 @@ def play_move(game: Game, state: State, move: Mapping[str, Any], seat: int, vers
     new_state, events = game.apply(state, move, seat=seat)
     views = views_of(game, new_state)
     after = hands_in(views)
-    entry: dict[str, Any] = {"v": version + 1, "s": seat, "m": dict(move), "e": events}
+    entry: dict[str, Any] = {"v": version + 1, "s": seat, "m": game.canonical_move(move), "e": events}
     private = _received(before, after)
     if private:
         entry["p"] = private

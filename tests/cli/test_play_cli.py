@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from cli.textview import Style, renderer_for, wants_color
 from engine.registry import get_game
 
 ROOT = Path(__file__).resolve().parents[2]
-PROMPT = r"Your move \[1-(\d+), h hint, q quit\]> "
+PROMPT = r"Your move \[1(?:-(\d+))?, h hint, q quit\]> "
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -73,6 +74,8 @@ def test_a_whole_short_game_by_number_with_a_hint_and_invalid_input() -> None:
         hinted = int(child.match.group(1))
         child.expect(PROMPT)
         assert "ms" in child.before  # the hint's facts line (samples, time)
+        # one card notation on the screen: the explanation's card codes are shown as the cards are (K♥, not KH)
+        assert not re.search(r"\b(?:[2-9TJQKA][CDHS]|JK)\b", child.before), child.before
         child.sendline(str(hinted))
 
         rounds_seen: list[int] = []
@@ -211,3 +214,93 @@ def test_every_game_plays_to_its_summary(game: str, players: int, options: dict[
     assert len(re.findall(summaries, text)) == len(match.state.round_scores)
     assert "Game over" in text and re.search(r"(win!|wins!)", text)
     assert "Traceback" not in text
+    if game == "less-than-three":  # the phase in words, never a bare "respond"
+        assert re.search(r"· (answer, sweep or pass|the other player answers|you lead|the other player leads)\n",
+                         text)
+        assert not re.search(r"· (respond|lead)\n", text)
+
+
+SYMBOL_TO_CODE = str.maketrans({"♣": "C", "♦": "D", "♥": "H", "♠": "S"})
+
+
+def test_cards_are_typed_as_shown_or_as_codes_and_your_draws_are_named() -> None:
+    """Issue 18 item 6: the card as displayed (``K♦``, ``10♠``) and the code (``kd``) both choose a move,
+    including a move that names its card only on screen (taking the top discard), and drawing from the stock
+    says which card you drew."""
+    child = spawn("three-thirteen", "--players", "2", "--level", "1", "--seed", "11")
+    try:
+        child.expect(PROMPT)
+        top = re.search(r"discard pile top (\S+)", child.before)
+        assert top is not None
+        code = top.group(1).rstrip("*").replace("10", "T").translate(SYMBOL_TO_CODE)
+        child.sendline(code.lower())  # the only move that uses it: take it from the discard pile
+        child.expect(f"You took {re.escape(top.group(1))} from the discard pile")
+        child.expect(PROMPT)
+        discard = re.search(r"\d+\) discard (\S+)", child.before)
+        assert discard is not None
+        child.sendline(discard.group(1))  # exactly as shown, suit symbol (and wild star) included
+        child.expect(f"You discarded {re.escape(discard.group(1))}")
+        child.expect(PROMPT)
+        child.sendline("1")  # draw from the stock
+        child.expect(r"You drew (\S+) from the stock")
+        drawn = child.match.group(1)
+        child.expect(PROMPT)
+        hand = re.search(r"Your hand \(\d+\): (.*)", child.before)
+        assert hand is not None and drawn in hand.group(1)
+        child.sendline("9♣ 9♦")
+        child.expect("(No move uses 9♣ 9♦|is in several moves)")
+        child.sendline("q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+
+
+def test_a_single_move_is_asked_for_as_1_and_least_score_shows_no_dead_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    match = TerminalMatch(get_game("least-score"), 2, 1, 9, {"max_turns_per_round": 10, "threshold": 25},
+                          stdin=io.StringIO("1\n" * 3000), stdout=out)
+    assert match.run() == 0
+    text = out.getvalue()
+    assert "Dead size" not in text and "dead_size" not in text
+    assert re.search(r"deck \d+ cards · dead \d+", text)
+    assert "[1-1," not in text
+    game = get_game("three-thirteen")
+    one = TerminalMatch(game, 2, 1, 5, stdin=io.StringIO("1\n"), stdout=io.StringIO())
+    only = game.legal_moves(one.state)[:1]
+    monkeypatch.setattr(game, "legal_moves", lambda state: only)
+    assert one.ask_human() == only[0]
+    assert "Your move [1, h hint, q quit]> " in one.out.getvalue()  # type: ignore[attr-defined]
+
+
+def test_picking_by_cards_prefers_the_move_with_exactly_those_cards() -> None:
+    match = TerminalMatch(get_game("less-than-three"), 2, 1, 3, stdin=io.StringIO(""), stdout=io.StringIO())
+    view = {"hand": ["5S", "5H", "4S"], "options": {}, "round": 1}
+    moves = [{"type": "play", "cards": ["5S"], "knock": False}, {"type": "play", "cards": ["5S", "5H"], "knock": False},
+             {"type": "play", "cards": ["4S", "5S"], "knock": False}, {"type": "play", "cards": ["5H"], "knock": False}]
+    assert match.pick("5s", moves, view) == moves[0]
+    assert match.pick("5♠ 5♥", moves, view) == moves[1]
+    assert match.pick("5H,5S", moves, view) == moves[1]
+    assert match.pick("4♠ 5♠", moves, view) == moves[2]
+    assert match.pick("4s", moves, view) == moves[2]  # the only move with a 4♠
+    assert match.pick("7c", moves, view) is None
+    assert f"No move uses {match.render.value('7C', view)}:" in match.out.getvalue()  # type: ignore[attr-defined]
+
+
+def test_your_stock_card_in_contract_rummy_is_named_once_the_others_pass() -> None:
+    out = io.StringIO()
+    # 1) the draw phase offers take_discard then draw: "2" draws from the stock, then the others may buy
+    match = TerminalMatch(get_game("contract-rummy"), 3, 1, 5, stdin=io.StringIO("2\nq\n"), stdout=out)
+    while match.state.to_move != 0:
+        match.play(match.decide(match.state.to_move).move)
+    match.run()
+    text = out.getvalue()
+    drawn = re.search(r"You drew (\S+) from the stock", text)
+    assert drawn is not None, text
+    assert drawn.group(1) in match.view()["hand"]  # (a StringIO prints codes: it may not take suit symbols)
+
+
+def test_play_help_is_plain_text() -> None:
+    out = subprocess.run([*cardtable_command(), "play", "--help"], capture_output=True, text=True, check=True,
+                         cwd=ROOT).stdout
+    assert "``" not in out and "`" not in out
+    assert "cardtable play three-thirteen" in out and "2♣" in out

@@ -51,6 +51,11 @@ def check_views(game: Game, state: State, rng: random.Random, where: str) -> Non
             raise ConformanceError(f"{where}: view of seat {seat} exposes the seed or the stock order")
         if state.is_over:
             continue
+        if seat == state.to_move:  # what a client may send to best-move
+            try:
+                game.check_view(json.loads(text))
+            except EngineError as exc:
+                raise ConformanceError(f"{where}: seat {seat}'s own view fails check_view: {exc}") from exc
         other = game.determinize(json.loads(text), rng)
         check_state(game, other, f"{where} (re-dealt for seat {seat})")
         if json.dumps(game.observation(other, seat)) != text:
@@ -124,6 +129,8 @@ def play_random_game(
             check_views(game, state, rng, where)
             check_rejections(game, state, rng, where)
         move = rng.choice(legal)
+        if game.canonical_move(move) != move:
+            raise ConformanceError(f"{where}: listed move {move} is not in its canonical form")
         to_move = state.to_move
         checked, _ = game.apply(state, move, seat=to_move)
         fast, _ = game.apply(state, move, check=False)

@@ -34,6 +34,7 @@ class ApiError extends Error {
     super(problemText(status, problem));
     this.status = status;
     this.code = problem && problem.code;
+    this.option = problem && problem.option;
   }
 }
 
@@ -41,7 +42,10 @@ function problemText(status, p) {
   if (!p) return `The server answered ${status}.`;
   let text = p.detail || p.title || `The server answered ${status}.`;
   if (p.errors && typeof p.errors === "object") {
-    text += " " + Object.entries(p.errors).map(([k, v]) => `${k}: ${[].concat(v).join(", ")}`).join("; ");
+    // the detail usually says the first error already: add only the ones it does not say
+    const more = Object.entries(p.errors).map(([k, v]) => `${k}: ${[].concat(v).join(", ")}`)
+      .filter((line) => !text.includes(line));
+    if (more.length) text += (/[.!?]$/.test(text) ? " " : ". ") + more.join("; ");
   }
   return text;
 }
@@ -160,7 +164,22 @@ function valueEl(value, view) {
   return document.createTextNode(String(value));
 }
 
+/** Free text (a hint's explanation) with its card codes drawn as the page draws cards (KH → K♥). */
+function richText(text, view) {
+  const out = [];
+  let last = 0;
+  for (const m of String(text).matchAll(/\b(?:[2-9TJQKA][CDHS]|JK)\b/g)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    out.push(cardEl(m[0], view, { mini: true }));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
 const words = (key) => String(key).replace(/_/g, " ");
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const playersText = (g) => (g.min_players === g.max_players ? `${g.min_players} players` : `${g.min_players}–${g.max_players} players`);
 const capital = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 
 // -- per-game renderers ---------------------------------------------------------------------------
@@ -198,6 +217,11 @@ const generic = {
     return parts;
   },
   moveClass(move) { return ""; },
+  /** A long list of moves is shown in groups (a label, then compact buttons): the group of a move, or null
+   * for a move shown on its own, first. */
+  moveGroup(move, view) { return null; },
+  /** The compact label of a move inside its group (the group's label says the rest). */
+  shortLabel(move, view) { return this.describeMove(move, view); },
 };
 
 const rummyRounds = Object.assign(Object.create(generic), {
@@ -232,6 +256,14 @@ const rummyRounds = Object.assign(Object.create(generic), {
     return generic.describeMove(move, view);
   },
   moveClass(move) { return move.type === "go_out" ? "go-out" : ""; },
+  moveGroup(move) {
+    if (move.type === "discard") return "Discard";
+    if (move.type === "go_out") return "Go out, discarding";
+    return null;
+  },
+  shortLabel(move, view) {
+    return move.card ? [cardEl(move.card, view, { mini: true })] : this.describeMove(move, view);
+  },
   /** The hand's best arrangement, from the stateless analyze endpoint (public API, no state needed). */
   async handExtra(view) {
     if (!(view.hand || []).length) return null;
@@ -251,7 +283,7 @@ const topDiscard = (view) => {
 
 const leastScore = Object.assign(Object.create(generic), {
   roundLabel: "Deal",
-  skipKeys: new Set(["hand_total", "floor", "discarded", "dead", "deck_size", "out", "played", "known"]),
+  skipKeys: new Set(["hand_total", "floor", "discarded", "dead", "dead_size", "deck_size", "out", "played", "known"]),
   header(view) {
     const t = view.options && view.options.threshold;
     return [`Your total ${view.hand_total}`].concat(t ? [`out over ${t}`] : []);
@@ -260,7 +292,7 @@ const leastScore = Object.assign(Object.create(generic), {
     const zones = [
       ["Floor", el("span", { class: "pile" }, (view.floor || []).length ? (view.floor || []).map((c) => cardEl(c, view)) : el("span", { class: "muted", text: "empty" }))],
       ["Deck", cardBack(view.deck_size || 0)],
-      ["Dead", el("span", { text: `${(view.dead || []).length} cards` })],
+      ["Dead", el("span", { text: plural(Number.isInteger(view.dead_size) ? view.dead_size : (view.dead || []).length, "card") })],
     ];
     if ((view.discarded || []).length) zones.push(["You threw", valueEl(view.discarded, view)]);
     const out = (view.out || []).map((o, seat) => (o ? S.names[seat] : null)).filter(Boolean);
@@ -277,11 +309,28 @@ const leastScore = Object.assign(Object.create(generic), {
     return generic.describeMove(move, view);
   },
   moveClass(move) { return move.type === "declare" ? "go-out" : ""; },
+  moveGroup(move) {
+    if (move.type === "discard") return (move.cards || []).length === 1 ? "Throw one card" : "Throw a group";
+    if (move.type === "pick" && move.source === "floor") return "Pick up from the floor";
+    return null;
+  },
+  shortLabel(move, view) {
+    if (move.type === "discard") return [valueEl(move.cards, view)];
+    if (move.type === "pick" && move.card) return [cardEl(move.card, view, { mini: true })];
+    return this.describeMove(move, view);
+  },
 });
 
 const lessThanThree = Object.assign(Object.create(generic), {
   skipKeys: new Set(["table", "table_meld", "discarded", "sweeps", "sweep_used", "aside_size"]),
-  header(view) { return [view.phase === "lead" ? "You lead" : view.phase]; },
+  header(view) {
+    const mine = view.to_move === S.seat;
+    const who = S.names[view.to_move] || "";
+    if (isOver(view)) return [];
+    if (view.phase === "lead") return [mine ? "Lead any meld" : `${who} leads`];
+    if (view.phase === "respond") return [mine ? "Answer, sweep or pass" : `${who} answers`];
+    return [words(view.phase || "")];
+  },
   tableZones(view) {
     const m = view.table_meld;
     const zones = [["To beat", (view.table || []).length
@@ -296,6 +345,17 @@ const lessThanThree = Object.assign(Object.create(generic), {
     return generic.describeMove(move, view);
   },
   moveClass(move) { return move.knock ? "go-out" : ""; },
+  moveGroup(move) {
+    if (move.type !== "play") return null;
+    const cards = move.cards || [];
+    const n = cards.length;
+    const kind = n === 1 ? "Singles" : cards.every((c) => c[0] === cards[0][0])
+      ? ({ 2: "Pairs", 3: "Three of a kind", 4: "Four of a kind" }[n] || `Sets of ${n}`) : `Runs of ${n}`;
+    return move.knock ? `${kind}, then knock` : kind;
+  },
+  shortLabel(move, view) {
+    return move.type === "play" ? [valueEl(move.cards, view)] : this.describeMove(move, view);
+  },
 });
 
 const contractRummy = Object.assign(Object.create(generic), {
@@ -312,7 +372,7 @@ const contractRummy = Object.assign(Object.create(generic), {
     if (view.phase === "buy") zones.push(["Buying", el("strong", { text: `${S.names[view.turn]} drew from the stock: the top discard is for sale` })]);
     S.names.forEach((name, seat) => {
       const own = (view.melds || []).filter((m) => m.owner === seat);
-      if (own.length) zones.push([`${name} is down`, el("span", { class: "melds" }, own.map((m) => meldEl(m, view)))]);
+      if (own.length) zones.push([seat === S.seat ? "Your melds" : `${name}'s melds`, el("span", { class: "melds" }, own.map((m) => meldEl(m, view)))]);
     });
     if ((view.buys || []).some((b) => b)) zones.push(["Buys", el("span", { text: view.buys.map((b, seat) => `${S.names[seat]} ${b}`).join(" · ") })]);
     return zones.concat(generic.tableZones.call(this, view));
@@ -334,6 +394,18 @@ const contractRummy = Object.assign(Object.create(generic), {
     }
   },
   moveClass(move) { return move.type === "go_down" ? "go-out" : ""; },
+  moveGroup(move, view) {
+    if (move.type === "discard") return "Discard";
+    if (move.type === "lay_off") {
+      const how = move.end ? ` (${move.end} end)` : move.wild_to ? ` (wild to the ${move.wild_to} end)` : "";
+      return `Lay off on meld ${move.meld + 1}${how}`;
+    }
+    return null;
+  },
+  shortLabel(move, view) {
+    if (move.type === "discard" || move.type === "lay_off") return [cardEl(move.card, view, { mini: true })];
+    return this.describeMove(move, view);
+  },
 });
 
 const RENDERERS = {
@@ -362,7 +434,9 @@ function onGameChange() {
   const options = [];
   for (let n = game.min_players; n <= game.max_players; n++) options.push(el("option", { value: String(n), text: String(n) }));
   players.replaceChildren(...options);
-  $("game-summary").textContent = `${game.min_players}–${game.max_players} players · ${game.lower_score_wins === false ? "highest" : "lowest"} total wins`;
+  $("game-summary").textContent = `${playersText(game)} · ${game.lower_score_wins === false ? "highest" : "lowest"} total wins`;
+  $("rules-link").href = `/rules/${encodeURIComponent(game.id)}`;
+  $("rules-link").textContent = `The rules of ${game.name}`;
   const fields = (game.options || []).map((o) => optionField(o));
   $("options-fields").replaceChildren(...fields);
   api("GET", `/v1/games/${encodeURIComponent(game.id)}`).then((full) => {
@@ -402,7 +476,11 @@ function chosenOptions() {
       const spec = (game.options || []).find((o) => o.name === name);
       if (spec && input.checked !== !!spec.default) out[name] = input.checked;
     } else if (input.value !== input.dataset.default) {
-      out[name] = input.dataset.type === "int" ? Number(input.value) : input.value;
+      const game = S.games.find((g) => g.id === $("game-select").value);
+      const spec = (game.options || []).find((o) => o.name === name) || {};
+      // a choice is sent as the API lists it (first_dealer's choices are "random", 0 and 1)
+      const choice = (spec.choices || []).find((c) => String(c) === input.value);
+      out[name] = choice !== undefined ? choice : input.dataset.type === "int" ? Number(input.value) : input.value;
     }
   }
   return out;
@@ -411,6 +489,7 @@ function chosenOptions() {
 async function startMatch(ev) {
   ev.preventDefault();
   $("setup-error").textContent = "";
+  document.querySelectorAll("[aria-invalid]").forEach((f) => f.removeAttribute("aria-invalid"));
   const game = S.games.find((g) => g.id === $("game-select").value);
   const n = Number($("players-select").value);
   const level = Number($("level-select").value);
@@ -437,6 +516,8 @@ async function startMatch(ev) {
     await sync(null);
   } catch (err) {
     $("setup-error").textContent = err.message;
+    const field = err.option && document.getElementById(`opt-${err.option}`);
+    if (field) { $("options-box").open = true; field.setAttribute("aria-invalid", "true"); field.focus(); }
   } finally {
     $("start-button").disabled = false;
   }
@@ -450,6 +531,7 @@ function enterMatch() {
   $("log").replaceChildren();
   $("match-title").textContent = S.game.name;
   $("match-title").title = `match ${S.matchId}`;
+  $("match-rules").href = `/rules/${encodeURIComponent(S.game.id)}`;
 }
 
 function newMatch() {
@@ -573,14 +655,14 @@ async function showHint() {
     const key = JSON.stringify(sortKeys(h.move));
     document.querySelectorAll("button.move").forEach((b) => b.classList.toggle("suggested", b.dataset.key === key));
     const parts = [el("strong", {}, "AI suggests: ", ...r.describeMove(h.move, S.view))];
-    if (h.explanation) parts.push(el("div", { class: "explanation", text: h.explanation }));
+    if (h.explanation) parts.push(el("div", { class: "explanation" }, ...richText(h.explanation, S.view)));
     const facts = [];
     const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(1)}`;
     const best = (h.alternatives || [])[0];
     if (best && typeof best.value === "number") facts.push(`expected round margin ${signed(best.value)}`);
     if (typeof h.value === "number" && (h.alternatives || []).length > 1) facts.push(`${signed(h.value)} over the next best`);
     if (typeof h.win_chance === "number") facts.push(`win chance ${Math.round(h.win_chance * 100)}%`);
-    if (h.samples) facts.push(`${h.samples} sampled deals`);
+    if (h.samples) facts.push(`${plural(h.samples, "sampled deal")}`);
     if (facts.length) parts.push(el("div", { class: "muted small", text: facts.join(" · ") }));
     const alts = (h.alternatives || []).slice(1, 4);
     if (alts.length) {
@@ -653,16 +735,44 @@ function renderHand(view, r) {
   }).catch(() => {});
 }
 
+/** Up to this many moves are listed as full buttons; a longer list is grouped (e.g. Less Than Three's ~30
+ * leads: singles, pairs, runs of 2...), each group a label and compact buttons — still one tap a move. */
+const GROUP_ABOVE = 8;
+
 function renderMoves(view, r, mine) {
   $("moves-title").textContent = isOver(view) ? "The match is over" : mine ? "Your moves" : "Waiting for the AI";
   $("hint-button").classList.toggle("hidden", !mine);
-  const buttons = S.moves.map((move) => {
-    const b = el("button", { type: "button", class: `move ${r.moveClass(move)}`.trim() }, ...r.describeMove(move, view));
+  const button = (move, label) => {
+    const b = el("button", { type: "button", class: `move ${r.moveClass(move)}`.trim(), "aria-label": textOf(r.describeMove(move, view)) }, ...label);
     b.dataset.key = JSON.stringify(sortKeys(move));
     b.addEventListener("click", () => playMove(move));
     return b;
-  });
-  $("moves").replaceChildren(...(buttons.length ? buttons : [el("span", { class: "waiting", text: isOver(view) ? "" : "…" })]));
+  };
+  const box = $("moves");
+  if (!S.moves.length) {
+    box.replaceChildren(el("span", { class: "waiting", text: isOver(view) ? "" : "…" }));
+    return;
+  }
+  const groups = new Map();
+  const single = [];
+  for (const move of S.moves) {
+    const group = S.moves.length > GROUP_ABOVE ? r.moveGroup(move, view) : null;
+    if (group === null) single.push(move);
+    else (groups.get(group) || groups.set(group, []).get(group)).push(move);
+  }
+  const rows = single.map((move) => button(move, r.describeMove(move, view)));
+  for (const [label, moves] of groups) {
+    rows.push(el("div", { class: "move-group", role: "group", "aria-label": label },
+      el("span", { class: "move-group-label", text: label }),
+      el("span", { class: "move-group-buttons" }, moves.map((move) => button(move, r.shortLabel(move, view))))));
+  }
+  box.classList.toggle("grouped", groups.size > 0);
+  box.replaceChildren(...rows);
+}
+
+/** The text of a label made of strings and elements (for aria-label). */
+function textOf(parts) {
+  return [].concat(parts).map((p) => (p instanceof Node ? (p.getAttribute && p.getAttribute("aria-label")) || p.textContent : String(p))).join("");
 }
 
 function setMovesEnabled(on) {
@@ -740,9 +850,9 @@ function showRoundSummary(view, rounds) {
   const box = $("summary");
   box.replaceChildren(el("h3", { text: `${label} ${round} is over${reason}` }),
     ...notes.map((k) => el("p", { class: "small" }, `${capital(words(k))}: `, seatText(ev[k]) || valueEl(ev[k], evView))),
-    el("table", { class: "summary-table" },
+    el("div", { class: "table-wrap" }, el("table", { class: "summary-table" },
       el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= numeric ? "num" : "", text: h })))),
-      el("tbody", {}, rows)));
+      el("tbody", {}, rows))));
   box.classList.remove("hidden");
 }
 
@@ -759,7 +869,7 @@ function showGameOver() {
   const box = $("summary");
   const last = box.classList.contains("hidden") ? [] : Array.from(box.childNodes);
   box.replaceChildren(el("h3", { text: "Game over" }), el("p", { class: "winner", id: "winner", text }),
-    el("table", { class: "summary-table", id: "final-scores" }, el("thead", {}, head), el("tbody", {}, rows)), ...last);
+    el("div", { class: "table-wrap" }, el("table", { class: "summary-table", id: "final-scores" }, el("thead", {}, head), el("tbody", {}, rows))), ...last);
   box.classList.remove("hidden");
   sessionStorage.removeItem(STORE_KEY);
 }
