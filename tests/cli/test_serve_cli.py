@@ -117,7 +117,8 @@ def test_serve_help_gives_the_defaults_and_the_environment() -> None:
     out = subprocess.run([sys.executable, "-m", "cli.main", "serve", "--help"], capture_output=True, text=True,
                          cwd=ROOT, check=True, env={**os.environ, "COLUMNS": "120"}).stdout
     assert "else 127.0.0.1" in out and "else 8000" in out
-    for name in ("CARDTABLE_BIND", "CARDTABLE_WORKERS", "REDIS_URL", "AI_MOVE_TIME_MS=200", "XDG_DATA_HOME"):
+    for name in ("CARDTABLE_BIND", "CARDTABLE_WORKERS", "REDIS_URL", "AI_MAX_LEVEL=5", "CARDTABLE_HEADER_TIMEOUT",
+                 "XDG_DATA_HOME"):
         assert name in out, name
 
 
