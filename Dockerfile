@@ -5,7 +5,8 @@
 # mount a volume there to keep it) — fine for a demo, not for production: the service itself keeps no
 # state, so run several copies against one Redis (or a Sentinel-managed primary, or a Cluster) behind a
 # load balancer. Arguments go to `cardtable serve` (docker run cardtable --workers 4); it listens where
-# CARDTABLE_BIND says.
+# CARDTABLE_BIND says, and runs one AI worker per core beside it (--ai-workers N). More AI workers, on any
+# machine, against the same Redis: docker run -e REDIS_URL=redis://redis:6379/0 cardtable ai-worker
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -33,6 +34,7 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=3s CMD python -c "import urllib.request,sys; \
 sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status == 200 else 1)"
 
-# cardtable serve = gunicorn -c service/gunicorn.conf.py (embedded Redis only when REDIS_URL is unset), after
-# emptying the metrics directory: the workers' files of a previous run would be summed into /metrics
-ENTRYPOINT ["/bin/sh", "-c", "rm -rf \"${PROMETHEUS_MULTIPROC_DIR:?}\" && mkdir -p \"$PROMETHEUS_MULTIPROC_DIR\" && exec cardtable serve \"$@\"", "cardtable"]
+# cardtable serve = gunicorn -c service/gunicorn.conf.py + one AI worker per core (embedded Redis only when
+# REDIS_URL is unset), after emptying the metrics directory: the workers' files of a previous run would be summed
+# into /metrics. `cardtable ai-worker` as the first argument runs an AI worker instead.
+ENTRYPOINT ["/bin/sh", "-c", "if [ \"$1\" = ai-worker ]; then exec cardtable \"$@\"; fi; rm -rf \"${PROMETHEUS_MULTIPROC_DIR:?}\" && mkdir -p \"$PROMETHEUS_MULTIPROC_DIR\" && exec cardtable serve \"$@\"", "cardtable"]

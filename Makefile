@@ -63,6 +63,7 @@ bench-smoke: install
 	$(BIN)/python bench/solver.py --smoke --json
 	$(BIN)/python bench/playouts.py --smoke --json
 	$(BIN)/python bench/api_load.py --smoke --json
+	$(BIN)/python bench/ai_tier.py --smoke --json
 	$(BIN)/python bench/abuse.py --smoke --json
 	$(BIN)/python bench/ai_speed.py --smoke --json
 	$(BIN)/python bench/ai_strength.py --smoke --json

@@ -15,7 +15,8 @@ recorded. The phases:
   deck, a 24-card hand to analyze, a 1 MB body), several at once;
 * ``slow_clients``: sockets that send a header line every 1.5 s and never finish their request, straight at
   gunicorn and, when nginx runs, at nginx (the reference deployment, the one meant to face clients);
-* ``hint_storm``: many connections asking for hints on live matches at once (the AI rate limits answer 429).
+* ``hint_storm``: many connections asking for hints on live matches at once (the AI-time budgets answer 429, a
+  full AI queue 503 ``ai_busy``: counted apart, not as failures).
 
 Exits 1 if any answer of the bad-input, amplification or hint phases was a 5xx.
 """
@@ -112,6 +113,10 @@ class Stack:
                    CARDTABLE_BIND=f"127.0.0.1:{self.port}", CARDTABLE_WORKERS=str(workers),
                    PROMETHEUS_MULTIPROC_DIR=str(self.tmp), PYTHONPATH=str(ROOT), LOG_LEVEL="error",
                    REQUEST_LOG="false", CARDTABLE_MAX_REQUESTS="0", TRUST_PROXY_HOPS="1")
+        for _ in range(os.cpu_count() or 1):  # the AI workers, as `cardtable serve` starts them
+            self.procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "ai-worker", "--nice", "10"],
+                                               env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL))
         self.procs.append(subprocess.Popen([sys.executable, "-m", "gunicorn", "-c",
                                             str(ROOT / "service/gunicorn.conf.py"), "service.app:create_app()"],
                                            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -380,17 +385,21 @@ async def hint_storm(port: int, connections: int, seconds: float) -> dict[str, A
     statuses: Counter[int] = Counter()
     times: list[float] = []
 
+    busy = 0
+
     async def worker(i: int) -> None:
+        nonlocal busy
         while time.monotonic() < deadline:
             started = time.perf_counter()
-            status, _ = await exchange(port, requests[i % len(requests)], 30)
+            status, answer = await exchange(port, requests[i % len(requests)], 30)
             times.append(time.perf_counter() - started)
             statuses[status] += 1
+            busy += status == 503 and b'"ai_busy"' in answer  # the full AI queue's answer: not a failure
 
     await asyncio.gather(*(worker(i) for i in range(connections)))
     return {"connections": connections, "seconds": seconds, "requests": len(times),
-            "by_status": {str(k): v for k, v in sorted(statuses.items())},
-            "5xx": sum(v for k, v in statuses.items() if k >= 500), "no_answer": statuses.get(0, 0),
+            "by_status": {str(k): v for k, v in sorted(statuses.items())}, "ai_busy": busy,
+            "5xx": sum(v for k, v in statuses.items() if k >= 500) - busy, "no_answer": statuses.get(0, 0),
             **quantiles_ms(times)}
 
 

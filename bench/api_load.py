@@ -18,13 +18,23 @@ throughput (requests/s), p50 and p99 latency, errors, server and client CPU per 
 the two match endpoints' throughput to /healthz'. Rounds alternate the endpoints; the medians over rounds
 are reported. The load is closed-loop (each connection sends its next request when the answer is in), so
 the latencies are those at full throughput.
-Goals: legal-moves >= 60% of /healthz, POST moves >= 40%, p99 <= 25 ms.
+
+Then a **hint storm**: 64 more connections ask for hints (level 4 by default, about an AI-second each) in a
+closed loop (back after ``Retry-After`` when refused) while the 32 connections measure /healthz and legal-moves
+again; AI workers (``cardtable
+ai-worker``, one per core, at the lower priority ``cardtable serve`` gives them) serve the queue. Reported:
+both p99s against the same run's idle ones, and how the storm was answered (200 / 503 ai_busy) with its
+slowest answer (a bounded queue answers ai_busy at once instead of queueing without end). The AI-time rate
+limits are off here, so that the queue's own bound is what the storm meets.
+Goals: legal-moves >= 60% of /healthz, POST moves >= 40%, p99 <= 25 ms; during the storm, /healthz and
+legal-moves p99 within 2x of idle, and the storm answered ai_busy.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -42,6 +52,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CONNECTIONS = 32
+STORM = 64  # concurrent hint requests of the storm
 MOVES_PER_SECOND = 75  # moves planned per match and second of the moves phases (~3x what 2 cores take)
 
 
@@ -117,6 +128,23 @@ async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, reque
             length = int(line[15:])
     data = await reader.readexactly(length) if length else b""
     return status, data
+
+
+async def send_with_head(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                         request: bytes) -> tuple[int, dict[str, str]]:
+    """Send one request, read its answer: (status, headers in lower case)."""
+    writer.write(request)
+    raw = await reader.readuntil(b"\r\n\r\n")
+    lines = raw.decode("latin-1").split("\r\n")
+    head = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name:
+            head[name.strip().lower()] = value.strip()
+    length = int(head.get("content-length", "0"))
+    if length:
+        await reader.readexactly(length)
+    return int(lines[0].split()[1]), head
 
 
 async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str, path: str,
@@ -237,6 +265,47 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
     }
 
 
+async def storm(host: str, port: int, shared: dict[str, Any], stop: asyncio.Event, level: int,
+                tally: dict[str, Any]) -> None:
+    """One connection of the hint storm: hints on the legal-moves match (its seat to move), until ``stop``."""
+    reader, writer = await asyncio.open_connection(host, port)
+    request = request_bytes("GET", f"/v1/matches/{shared['lm_id']}/hint?level={level}", token=shared["lm_token"])
+    try:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                status, head = await send_with_head(reader, writer, request)
+            except (ConnectionError, asyncio.IncompleteReadError):  # the server closed an idle kept-alive one
+                writer.close()
+                reader, writer = await asyncio.open_connection(host, port)
+                continue
+            took = time.perf_counter() - t0
+            tally[status] = tally.get(status, 0) + 1
+            tally["slowest_s"] = max(tally.get("slowest_s", 0.0), took)
+            if status == 503:  # ai_busy: back after Retry-After, as a client should (cut short when the phase ends)
+                retry = float(head.get("retry-after", "1"))
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stop.wait(), retry)
+    finally:
+        writer.close()
+
+
+async def storm_phases(host: str, port: int, duration: float, max_requests: int, shared: dict[str, Any],
+                       level: int) -> dict[str, Any]:
+    """/healthz and legal-moves measured while the hint storm blows."""
+    stop = asyncio.Event()
+    tally: dict[str, Any] = {}
+    storms = [asyncio.create_task(storm(host, port, shared, stop, level, tally)) for _ in range(STORM)]
+    await asyncio.sleep(min(1.0, duration))  # the queue fills first
+    out = {}
+    for kind in ("healthz", "legal_moves"):
+        out[kind] = await phase(host, port, kind, duration, max_requests, shared)
+    stop.set()
+    await asyncio.gather(*storms)
+    out["hints"] = {str(k): (round(v, 3) if isinstance(v, float) else v) for k, v in tally.items()}
+    return out
+
+
 async def setup(host: str, port: int, matches_per_conn: int, connections: int, moves: int) -> dict[str, Any]:
     reader, writer = await asyncio.open_connection(host, port)
     shared: dict[str, Any] = {"matches": [], "connections": connections}
@@ -265,7 +334,7 @@ async def setup(host: str, port: int, matches_per_conn: int, connections: int, m
 
 
 async def client_main(host: str, port: int, duration: float, rounds: int, max_requests: int,
-                      pids: list[int], connections: int) -> dict[str, Any]:
+                      pids: list[int], connections: int, storm_level: int) -> dict[str, Any]:
     # a match that runs out of planned moves (or ends) drops out of the phase
     moves = max(100, min(1000, round(MOVES_PER_SECOND * (min(1.0, duration) + rounds * duration))))
     shared = await setup(host, port, 3, connections, moves)
@@ -277,14 +346,18 @@ async def client_main(host: str, port: int, duration: float, rounds: int, max_re
         order = ["healthz", "legal_moves", "moves"] if r % 2 == 0 else ["moves", "legal_moves", "healthz"]
         for kind in order:
             results[kind].append(await phase(host, port, kind, duration, max_requests, shared))
-    return {k: v for k, v in results.items()}
+    out: dict[str, Any] = {k: v for k, v in results.items()}
+    if storm_level:
+        out["storm"] = await storm_phases(host, port, duration, max_requests, shared, storm_level)
+    return out
 
 
 # -- the driver ----------------------------------------------------------------------------------
 
 
-def summarize(raw: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    storm_raw = raw.pop("storm", None)
     for kind, runs in raw.items():
         out[kind] = {
             "rps": round(statistics.median(r["rps"] for r in runs), 1),
@@ -311,6 +384,17 @@ def summarize(raw: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "p99_legal_moves<=25ms": out["legal_moves"]["p99_ms"] <= 25,
         "p99_moves<=25ms": out["moves"]["p99_ms"] <= 25,
     }
+    if storm_raw is not None:
+        hints = storm_raw["hints"]
+        storm_out: dict[str, Any] = {"hints": hints}
+        for kind in ("healthz", "legal_moves"):
+            during = storm_raw[kind]
+            storm_out[kind] = {k: during[k] for k in ("rps", "p50_ms", "p99_ms", "errors")}
+            storm_out[f"{kind}_p99_vs_idle"] = round(during["p99_ms"] / out[kind]["p99_ms"], 2)
+        out["storm"] = storm_out
+        out["goals"]["storm_p99_within_2x"] = all(storm_out[f"{k}_p99_vs_idle"] <= 2
+                                                  for k in ("healthz", "legal_moves"))
+        out["goals"]["storm_got_ai_busy"] = hints.get("503", 0) > 0
     return out
 
 
@@ -323,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-requests", type=int, default=200_000, help="cap per phase")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--connections", type=int, default=CONNECTIONS, help="concurrent keep-alive connections")
+    parser.add_argument("--storm-level", type=int, default=4, help="AI level of the storm's hints (0: no storm)")
+    parser.add_argument("--ai-workers", type=int, default=os.cpu_count() or 1, help="AI worker processes")
+    parser.add_argument("--worker-class", default=None, help="gunicorn worker class (default: the config's)")
     parser.add_argument("--client", nargs=2, metavar=("HOST", "PORT"), help=argparse.SUPPRESS)
     parser.add_argument("--pids", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -332,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.client:  # the load generator, in its own process
         raw = asyncio.run(client_main(args.client[0], int(args.client[1]), args.duration, args.rounds,
                                       args.max_requests, [int(p) for p in args.pids.split(",")],
-                                      args.connections))
+                                      args.connections, args.storm_level))
         print(json.dumps(raw))
         return 0
 
@@ -345,23 +432,32 @@ def main(argv: list[str] | None = None) -> int:
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
                    CARDTABLE_BIND=f"127.0.0.1:{http_port}", CARDTABLE_WORKERS=str(args.workers),
-                   PROMETHEUS_MULTIPROC_DIR=tmp, PYTHONPATH=str(ROOT), CARDTABLE_MAX_REQUESTS="0")
+                   PROMETHEUS_MULTIPROC_DIR=tmp, PYTHONPATH=str(ROOT), CARDTABLE_MAX_REQUESTS="0",
+                   RATE_LIMIT_ENABLED="0")
+        if args.worker_class:
+            env["CARDTABLE_WORKER_CLASS"] = args.worker_class
+        for _ in range(args.ai_workers if args.storm_level else 0):  # as `cardtable serve` starts them
+            procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "ai-worker", "--nice", "10"], env=env,
+                                          cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         procs.append(subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "service/gunicorn.conf.py"),
                                        "service.app:create_app()"], env=env, cwd=ROOT,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_http(f"http://127.0.0.1:{http_port}/readyz")
-        server_pids = [procs[0].pid, *worker_pids(procs[1].pid, args.workers)]
+        server_pids = [procs[0].pid, *worker_pids(procs[-1].pid, args.workers)]
         client = subprocess.run([sys.executable, __file__, "--client", "127.0.0.1", str(http_port),
                                  "--pids", ",".join(map(str, server_pids)),
                                  "--duration", str(args.duration), "--rounds", str(args.rounds),
-                                 "--max-requests", str(args.max_requests), "--connections", str(args.connections)],
+                                 "--max-requests", str(args.max_requests), "--connections", str(args.connections),
+                                 "--storm-level", str(args.storm_level)],
                                 capture_output=True, text=True, timeout=600, check=False)
         if client.returncode != 0:
             print(client.stderr, file=sys.stderr)
             return 1
         result = summarize(json.loads(client.stdout))
         result["config"] = {"workers": args.workers, "connections": args.connections, "duration_s": args.duration,
-                            "rounds": args.rounds, "cpus": os.cpu_count()}
+                            "rounds": args.rounds, "cpus": os.cpu_count(), "storm_level": args.storm_level,
+                            "ai_workers": args.ai_workers, "worker_class": args.worker_class or "gevent",
+                            "load_average": os.getloadavg()}
     finally:
         for proc in reversed(procs):
             proc.send_signal(signal.SIGTERM)
@@ -379,6 +475,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"server CPU {r['server_cpu_ms_per_request']:.3f} ms/req "
                   f"(Redis {r['redis_cpu_ms_per_request']:.3f})  client CPU {r['client_cpu_ms_per_request']:.3f}  "
                   f"errors {r['errors']}")
+        if "storm" in result:
+            st = result["storm"]
+            print(f"hint storm ({STORM} connections, level {args.storm_level}): answers {st['hints']}; /healthz p99 "
+                  f"{st['healthz']['p99_ms']} ms ({st['healthz_p99_vs_idle']}x idle), legal-moves p99 "
+                  f"{st['legal_moves']['p99_ms']} ms ({st['legal_moves_p99_vs_idle']}x idle)")
         print(f"legal-moves / healthz = {result['legal_moves_vs_healthz']:.2f}   "
               f"moves / healthz = {result['moves_vs_healthz']:.2f}   (by server CPU: "
               f"{result['cpu_capacity_legal_moves_vs_healthz']:.2f}, {result['cpu_capacity_moves_vs_healthz']:.2f})")

@@ -1,10 +1,12 @@
 """The ``cardtable`` command.
 
 * ``cardtable games`` (also with no arguments): list the registered games.
-* ``cardtable serve [--host H] [--port P] [--workers N]``: run the API under gunicorn with
-  ``service/gunicorn.conf.py`` (flags > ``CARDTABLE_BIND`` > 127.0.0.1:8000); with ``REDIS_URL`` unset an
-  embedded Redis (:mod:`service.embedded_redis`) is started first for this server alone, shared by its
-  workers, and stopped when the server stops.
+* ``cardtable serve [--host H] [--port P] [--workers N] [--ai-workers N]``: run the API under gunicorn with
+  ``service/gunicorn.conf.py`` (flags > ``CARDTABLE_BIND`` > 127.0.0.1:8000), and AI worker processes beside it
+  (one per core by default); with ``REDIS_URL`` unset an embedded Redis (:mod:`service.embedded_redis`) is
+  started first for this server alone, shared by its workers, and stopped when the server stops.
+* ``cardtable ai-worker``: one AI worker (:mod:`service.aitier.worker`) on the queue of ``REDIS_URL``; run
+  any number, on any machine.
 * ``cardtable play`` (the terminal game, :mod:`cli.play`), ``cardtable simulate`` (tournaments,
   :mod:`cli.simulate`) and ``cardtable state`` (a state blob or a view for the stateless endpoints,
   :mod:`cli.state`).
@@ -14,14 +16,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from cli import play, simulate, state
 
 SERVICE = Path(__file__).resolve().parent.parent / "service"
+#: How much lower than the HTTP workers' the CPU priority of the AI workers ``serve`` starts is.
+AI_WORKER_NICE = 10
 
 
 def list_games(args: argparse.Namespace | None = None) -> int:
@@ -73,23 +79,75 @@ def serve(args: argparse.Namespace) -> int:
               f"(data in {data_dir / dbfilename})", file=sys.stderr)
     if args.workers:
         env["CARDTABLE_WORKERS"] = str(args.workers)
+    own_metrics = None
+    if not env.get("PROMETHEUS_MULTIPROC_DIR"):  # the server's and the AI workers' metrics, summed in /metrics
+        own_metrics = env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="cardtable-metrics-")
+    ai_workers = AiWorkerProcesses(env, args.ai_workers if args.ai_workers is not None else os.cpu_count() or 1)
     cmd = [sys.executable, "-m", "gunicorn", "-c", str(SERVICE / "gunicorn.conf.py"), "service.app:create_app()"]
     try:
         proc = subprocess.Popen(cmd, env=env)
         # let gunicorn's master handle Ctrl-C / TERM; forward TERM so `docker stop` works
         signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
         try:
-            return proc.wait()
+            while True:
+                try:
+                    return proc.wait(timeout=1.0)
+                except subprocess.TimeoutExpired:
+                    ai_workers.restart_exited()
         except KeyboardInterrupt:
             proc.terminate()
             return proc.wait()
     finally:
+        ai_workers.stop()
         if embedded is not None:
             embedded.close()  # after gunicorn: the workers' last requests still reach Redis
+        if own_metrics:
+            shutil.rmtree(own_metrics, ignore_errors=True)
+
+
+class AiWorkerProcesses:
+    """The AI worker processes ``serve`` started: only these (by the Popen objects that started them) are ever
+    signalled, and one that exits is started again."""
+
+    def __init__(self, env: dict[str, str], count: int) -> None:
+        self.env = env
+        self.procs: list[subprocess.Popen[bytes]] = [self._start() for _ in range(count)]
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        # below the HTTP workers' priority: on a shared core the short requests go first
+        return subprocess.Popen([sys.executable, "-m", "cli.main", "ai-worker", "--nice", str(AI_WORKER_NICE)],
+                                env=self.env)
+
+    def restart_exited(self) -> None:
+        for i, proc in enumerate(self.procs):
+            if proc.poll() is not None:
+                print(f"cardtable: AI worker {proc.pid} exited ({proc.returncode}); starting another", file=sys.stderr)
+                self.procs[i] = self._start()
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()  # the worker finishes the job in hand, then exits
+        for proc in self.procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def ai_worker(args: argparse.Namespace) -> int:
+    from service.aitier.worker import main as run_worker
+    from service.config import Config
+
+    if args.nice:
+        os.nice(args.nice)
+    return run_worker(Config.from_env(), name=args.name)
 
 
 SERVE_DESCRIPTION = """\
-Run the REST API (and the browser client at /play) under gunicorn, with service/gunicorn.conf.py.
+Run the REST API (and the browser client at /play) under gunicorn, with service/gunicorn.conf.py, and one
+AI worker process per core beside it (--ai-workers N), at a lower CPU priority.
 
 Where it listens: --host/--port where given, else CARDTABLE_BIND, else 127.0.0.1:8000.
 With REDIS_URL unset, an embedded Redis server is started for this server alone (its data in a
@@ -109,10 +167,11 @@ def serve_epilog() -> str:
     lines = ["environment (the server's):",
              "  CARDTABLE_BIND             host:port to listen on (127.0.0.1:8000); --host/--port override it",
              "  CARDTABLE_WORKERS          worker processes (0: one per CPU core)",
-             "  CARDTABLE_TIMEOUT          seconds before a silent worker is restarted (60)",
+             "  CARDTABLE_TIMEOUT          seconds before a silent worker is restarted (30)",
              "  CARDTABLE_MAX_REQUESTS     requests before a worker is recycled (20000)",
-             "  CARDTABLE_ACTIVE_REQUESTS  requests a worker runs at once (6; 0: no limit)",
-             "  CARDTABLE_WORKER_CLASS     gunicorn worker class (service.worker.ConnectionThreads)",
+             "  CARDTABLE_HEADER_TIMEOUT   seconds a request's whole head may take to arrive, and idle keep-alive (5)",
+             "  CARDTABLE_CONNECTIONS      open connections per worker (1000)",
+             "  CARDTABLE_WORKER_CLASS     gunicorn worker class (gevent)",
              "  CARDTABLE_THREADS          threads per worker with CARDTABLE_WORKER_CLASS=gthread (4)",
              "  PROMETHEUS_MULTIPROC_DIR   metrics directory of the workers (default: a temporary one)",
              "  XDG_DATA_HOME              where the embedded Redis keeps its data (~/.local/share)",
@@ -145,7 +204,14 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--redis-db", default=None, metavar="FILE",
                      help="data file of the embedded Redis, when REDIS_URL is unset (default: "
                           "$XDG_DATA_HOME/cardtable/redis-PORT/dump.rdb, i.e. ~/.local/share/cardtable/...)")
+    srv.add_argument("--ai-workers", type=int, default=None,
+                     help="AI worker processes to start beside the server (default: one per CPU core; 0: none)")
     srv.set_defaults(func=serve)
+    worker = sub.add_parser("ai-worker", help="run an AI worker on the queue of REDIS_URL (any number, anywhere)")
+    worker.add_argument("--name", default=None, help="the worker's name in the queue (default: host:pid:random)")
+    worker.add_argument("--nice", type=int, default=0, help="lower the worker's CPU priority by this much (serve: "
+                        f"{AI_WORKER_NICE}, so that requests beside it go first)")
+    worker.set_defaults(func=ai_worker)
     for module in (play, simulate, state):
         module.add_parser(sub)
     return parser

@@ -27,18 +27,35 @@ class Config:
     match_ttl_seconds: int = 7 * DAY
     #: How long an idempotency key remembers its first answer.
     idempotency_ttl_seconds: int = DAY
-    #: Time budget of one AI-seat move (autoplay and ``/advance``).
-    ai_move_time_ms: int = 200
-    #: Total budget of the AI moves played within one request; the rest waits for ``/advance``.
-    ai_request_budget_ms: int = 3000
+    #: Time budget of one AI seat's move in ms; unset: the level's own work budget (no clock: the same
+    #: decision on a busy machine as on an idle one).
+    ai_move_time_ms: int | None = None
     #: Upper bound of ``time_ms`` accepted by hint and best-move.
     ai_max_time_ms: int = 10_000
     ai_default_level: int = 3
-    #: Flask-Limiter limit strings for the AI endpoints (hint, best-move, advance): per seat token, and per
-    #: client IP (set TRUST_PROXY_HOPS behind a load balancer so that the IP is the client's).
-    ai_rate_limit: str = "120 per minute"
-    ai_ip_rate_limit: str = "600 per minute"
+    #: The strongest AI level this deployment plays (higher levels asked for are played at this one).
+    ai_max_level: int = 5
+    #: AI time (seconds of search) a seat token may use per minute, and a client (IP) per minute: hints,
+    #: best moves and the AI seats' turns its moves set off. Set TRUST_PROXY_HOPS behind a load balancer
+    #: so that the IP is the client's.
+    ai_seconds_per_token_minute: float = 60.0
+    ai_seconds_per_client_minute: float = 180.0
     rate_limit_enabled: bool = True
+    #: AI-seconds the queue admits per live AI worker (estimated from each job's level and player count);
+    #: beyond it new AI work is refused with 503 ``ai_busy``.
+    ai_queue_seconds_per_worker: float = 10.0
+    #: A job whose worker has not renewed its lease for this long is taken over by another worker.
+    ai_visibility_timeout: float = 10.0
+    #: How long a hint or a best move waits for its answer before giving up (503 ``ai_busy``).
+    ai_answer_timeout: float = 30.0
+    #: A job delivered this many times without finishing (its workers died on it) fails.
+    ai_max_deliveries: int = 3
+    #: An event stream ends after this many seconds (the client resumes it with Last-Event-ID), and sends a
+    #: keep-alive comment after this many seconds without an event.
+    events_max_seconds: float = 600.0
+    events_keepalive_seconds: float = 15.0
+    #: The longest long poll (``GET /v1/matches/{id}?since=V&wait=S``) this deployment holds.
+    long_poll_max_seconds: float = 30.0
     #: Seconds a client is told to wait (Retry-After) when the store is unreachable.
     store_retry_after: int = 5
     #: Redis socket timeouts (seconds): a dead server fails fast instead of hanging workers.

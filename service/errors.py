@@ -2,7 +2,9 @@
 
 Every problem has ``type``, ``title``, ``status``, ``detail`` and a stable
 machine-readable ``code``; validation problems add ``errors`` (field →
-messages). Engine errors map by their ``code``; a 5xx never carries a trace.
+messages). The engine's errors (:mod:`engine.errors`) and the service's domain
+errors (:mod:`service.usecases.errors`) map by their ``code`` through the one
+table :data:`PROBLEMS`; a 5xx never carries a trace.
 """
 
 from __future__ import annotations
@@ -25,91 +27,66 @@ from redis.sentinel import MasterNotFoundError
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import EngineError
+from service.usecases.errors import ServiceError, UnauthorizedError
 
 log = logging.getLogger("cardtable.service")
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "https://cardtable.dev/problems/"
 
-#: HTTP status of each stable code (engine codes included).
-STATUS_OF_CODE: dict[str, int] = {
-    "invalid_request": 422,
-    "invalid_card": 422,
-    "invalid_option": 422,
-    "invalid_setup": 422,
-    "invalid_state": 422,
-    "invalid_move": 422,
-    "invalid_view": 422,
-    "invalid_hand": 422,
-    "invalid_idempotency_key": 422,
-    "idempotency_key_reused": 422,
-    "illegal_move": 422,
-    "engine_error": 422,
-    "not_your_turn": 409,
-    "game_over": 409,
-    "stale_version": 409,
-    "unknown_game": 404,
-    "match_not_found": 404,
-    "not_found": 404,
-    "method_not_allowed": 405,
-    "unsupported_media_type": 415,
-    "payload_too_large": 413,
+#: Every stable code: the HTTP status it answers with and the problem's title (engine codes included).
+PROBLEMS: dict[str, tuple[int, str]] = {
+    "invalid_request": (422, "The request is malformed"),
+    "invalid_card": (422, "Not a card"),
+    "invalid_option": (422, "Invalid option"),
+    "invalid_setup": (422, "Invalid starting position"),
+    "invalid_state": (422, "Invalid state"),
+    "invalid_move": (422, "Malformed move"),
+    "invalid_view": (422, "Invalid view"),
+    "invalid_hand": (422, "Invalid hand"),
+    "invalid_idempotency_key": (422, "Invalid Idempotency-Key"),
+    "idempotency_key_reused": (422, "Idempotency-Key reused for another request"),
+    "illegal_move": (422, "Illegal move"),
+    "engine_error": (422, "Rejected by the rules engine"),
+    "analysis_unsupported": (422, "No analysis for this game"),
+    "not_your_turn": (409, "Not your turn"),
+    "game_over": (409, "The game is over"),
+    "stale_version": (409, "Stale version"),
+    "unknown_game": (404, "Unknown game"),
+    "match_not_found": (404, "Match not found"),
+    "not_found": (404, "Not found"),
+    "method_not_allowed": (405, "Method not allowed"),
+    "unsupported_media_type": (415, "Unsupported media type"),
+    "payload_too_large": (413, "Request body too large"),
     # answered by nginx in the reference deployment (deploy/nginx.conf), in the same shape
-    "request_timeout": 408,
-    "uri_too_long": 414,
-    "headers_too_large": 431,
-    "too_many_connections": 429,
-    "service_unavailable": 503,
-    "unauthorized": 401,
-    "rate_limited": 429,
-    "store_unavailable": 503,
-    "ai_unavailable": 503,
-    "analysis_unsupported": 422,
-    "internal_error": 500,
+    "request_timeout": (408, "Request timeout"),
+    "uri_too_long": (414, "URI too long"),
+    "headers_too_large": (431, "Request headers too large"),
+    "too_many_connections": (429, "Too many connections"),
+    "service_unavailable": (503, "Service unavailable"),
+    "unauthorized": (401, "Unauthorized"),
+    "rate_limited": (429, "Too many requests"),
+    "store_unavailable": (503, "Match store unavailable"),
+    "ai_unavailable": (503, "The AI is unavailable"),
+    "ai_busy": (503, "The AI is busy"),
+    "internal_error": (500, "Internal server error"),
 }
 
-TITLES: dict[str, str] = {
-    "invalid_request": "The request is malformed",
-    "invalid_card": "Not a card",
-    "invalid_option": "Invalid option",
-    "invalid_setup": "Invalid starting position",
-    "invalid_state": "Invalid state",
-    "invalid_move": "Malformed move",
-    "invalid_view": "Invalid view",
-    "invalid_hand": "Invalid hand",
-    "invalid_idempotency_key": "Invalid Idempotency-Key",
-    "idempotency_key_reused": "Idempotency-Key reused for another request",
-    "illegal_move": "Illegal move",
-    "engine_error": "Rejected by the rules engine",
-    "not_your_turn": "Not your turn",
-    "game_over": "The game is over",
-    "stale_version": "Stale version",
-    "unknown_game": "Unknown game",
-    "match_not_found": "Match not found",
-    "not_found": "Not found",
-    "method_not_allowed": "Method not allowed",
-    "unsupported_media_type": "Unsupported media type",
-    "payload_too_large": "Request body too large",
-    "request_timeout": "Request timeout",
-    "uri_too_long": "URI too long",
-    "headers_too_large": "Request headers too large",
-    "too_many_connections": "Too many connections",
-    "service_unavailable": "Service unavailable",
-    "unauthorized": "Unauthorized",
-    "rate_limited": "Too many requests",
-    "store_unavailable": "Match store unavailable",
-    "ai_unavailable": "The AI is unavailable",
-    "analysis_unsupported": "No analysis for this game",
-    "internal_error": "Internal server error",
-}
+
+def status_of(code: str) -> int:
+    return PROBLEMS.get(code, (422, ""))[0]
+
+
+def title_of(code: str) -> str:
+    return PROBLEMS.get(code, (0, ""))[1] or code.replace("_", " ").capitalize()
 
 
 #: The code of a validation problem confined to one part of a request body.
 BODY_PART_CODES = {"state": "invalid_state", "view": "invalid_view", "options": "invalid_option"}
 
 
-class ApiError(Exception):
-    """A failure with a stable code; raise it anywhere in a view."""
+class ApiError(ServiceError):
+    """A failure with a stable code given where it is raised (the HTTP layer's own checks, e.g. a header)."""
 
     def __init__(
         self,
@@ -121,19 +98,10 @@ class ApiError(Exception):
         headers: dict[str, str] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(detail)
+        super().__init__(detail, errors=errors, **(extra or {}))
         self.code = code
-        self.detail = detail
-        self.status = status or STATUS_OF_CODE.get(code, 422)
-        self.errors = errors
+        self.status = status or status_of(code)
         self.headers = headers or {}
-        self.extra = extra or {}
-
-    @classmethod
-    def from_engine(cls, exc: EngineError, status: int | None = None) -> ApiError:
-        option = getattr(exc, "option", None)
-        extra = {"option": option} if option else None
-        return cls(exc.code, str(exc), status=status, extra=extra)
 
 
 class StoreUnavailable(Exception):
@@ -152,7 +120,7 @@ def problem(code: str, detail: str, status: int, *, errors: Any = None,
         detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
     body: dict[str, Any] = {
         "type": TYPE_BASE + code,
-        "title": TITLES.get(code, code.replace("_", " ").capitalize()),
+        "title": title_of(code),
         "status": status,
         "detail": detail,
         "code": code,
@@ -169,6 +137,26 @@ def problem(code: str, detail: str, status: int, *, errors: Any = None,
     for k, v in (headers or {}).items():
         resp.headers[k] = v
     return resp
+
+
+def service_problem(exc: ServiceError) -> Response:
+    """The answer to a domain error: its code's status (a missing thing named in the request body rather than
+    in the URL is a field error: 422), ``Retry-After`` when it says when to retry, and the bearer challenge
+    of an ``unauthorized``."""
+    status = getattr(exc, "status", None) or status_of(exc.code)
+    if status == 404 and exc.errors:
+        status = 422
+    headers = dict(getattr(exc, "headers", None) or {})
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, UnauthorizedError):
+        headers.setdefault("WWW-Authenticate", exc.challenge)
+    return problem(exc.code, exc.detail, status, errors=exc.errors, headers=headers, extra=exc.extra)
+
+
+def engine_problem(exc: EngineError) -> Response:
+    option = getattr(exc, "option", None)
+    return problem(exc.code, str(exc), status_of(exc.code), extra={"option": option} if option else None)
 
 
 def _flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -191,14 +179,8 @@ def _flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
 def register_error_handlers(app: Flask, metrics: Any = None) -> None:
     retry_after = str(app.config["CARDTABLE"].store_retry_after)
 
-    @app.errorhandler(ApiError)
-    def _api_error(exc: ApiError) -> Response:
-        return problem(exc.code, exc.detail, exc.status, errors=exc.errors, headers=exc.headers, extra=exc.extra)
-
-    @app.errorhandler(EngineError)
-    def _engine_error(exc: EngineError) -> Response:
-        e = ApiError.from_engine(exc)
-        return problem(e.code, e.detail, e.status, extra=e.extra)
+    app.register_error_handler(ServiceError, service_problem)
+    app.register_error_handler(EngineError, engine_problem)
 
     @app.errorhandler(ValidationError)
     def _validation_error(exc: ValidationError) -> Response:
@@ -227,27 +209,14 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
-        if status == 429:
-            return _rate_limited(exc)
         code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
-                415: "unsupported_media_type"}.get(
+                415: "unsupported_media_type", 429: "rate_limited"}.get(
             status, "invalid_request" if status < 500 else "internal_error")
         if status == 400:
             status = 422 if code == "invalid_request" else status
-        detail = exc.description or TITLES.get(code, "")
+        detail = exc.description or title_of(code)
         headers = {"Allow": exc.get_headers()[-1][1]} if status == 405 and exc.get_headers() else None
         return problem(code, str(detail), status, headers=headers)
-
-    def _rate_limited(exc: HTTPException) -> Response:
-        limiter = app.extensions.get("limiter")
-        retry = 1
-        limit = getattr(limiter, "current_limit", None) if limiter else None
-        if limit is not None:
-            import time
-
-            retry = max(1, int(limit.reset_at - time.time()) + 1)
-        return problem("rate_limited", f"rate limit exceeded ({getattr(exc, 'description', '')}); "
-                       f"retry after {retry} s", 429, headers={"Retry-After": str(retry)})
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception) -> Response:

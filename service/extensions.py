@@ -1,46 +1,14 @@
-"""Process-wide helpers the blueprints share: the rate limiter, the metrics, the JSON log format."""
+"""Process-wide helpers: the metrics and the JSON log format."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import time
 from typing import Any
 
-from flask import current_app, request
-from flask_limiter import Limiter
-from flask_limiter.util import get_remote_address
 from prometheus_client import CollectorRegistry, Counter, Histogram
-
-
-def ip_key() -> str:
-    return "ip:" + (get_remote_address() or "unknown")
-
-
-def token_key() -> str:
-    """Per seat token when one is sent (hashed: the limiter's keys never hold a token), else per IP.
-
-    A made-up token only gets its request answered 401; the per-IP limit (always applied too)
-    stops a client that rotates tokens."""
-    auth = request.headers.get("Authorization", "")
-    if auth:
-        return "tok:" + hashlib.sha256(auth.encode()).hexdigest()[:32]
-    return ip_key()
-
-
-limiter = Limiter(key_func=ip_key)
-
-
-def ai_rate_limit() -> str:
-    """The per-token limit of the AI endpoints."""
-    return str(current_app.config["CARDTABLE"].ai_rate_limit)
-
-
-def ai_ip_rate_limit() -> str:
-    """The per-IP limit of the AI endpoints."""
-    return str(current_app.config["CARDTABLE"].ai_ip_rate_limit)
 
 
 class Metrics:
@@ -57,6 +25,12 @@ class Metrics:
                                     "(seat = an AI seat's move, hint, best_move)", ["game", "kind"],
                                     registry=self.registry,
                                     buckets=(.01, .05, .1, .25, .5, 1, 2, 5, 10, 30))
+        self.ai_queue_seconds = Histogram("cardtable_ai_queue_seconds", "Round trip of an AI job through the queue "
+                                          "without its search (enqueue to answer, minus the search)", ["kind"],
+                                          registry=self.registry,
+                                          buckets=(.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5, 30))
+        self.ai_admissions = Counter("cardtable_ai_admissions", "AI jobs asked for, by outcome (answered, failed, "
+                                     "busy, rate_limited, no_worker, timeout)", ["outcome"], registry=self.registry)
         self.store_errors = Counter("cardtable_store_errors", "Requests that failed because the store was "
                                     "unreachable", ["operation"], registry=self.registry)
         self._per_request: dict[tuple[str, str, int], tuple[Any, Any]] = {}

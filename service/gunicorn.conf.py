@@ -1,16 +1,22 @@
 """gunicorn settings for the cardtable API (``cardtable serve`` uses this file).
 
-AI calls are CPU-bound (up to ``AI_MAX_TIME_MS``), so concurrency comes from
-processes: one worker per core by default. Each worker serves every open
-connection on a thread of its own and balances connections with the other
-workers (:mod:`service.worker`), so an AI request holds up only its own
-connection. Timeouts leave room for the longest AI request. Environment:
-``CARDTABLE_BIND``, ``CARDTABLE_WORKERS``, ``CARDTABLE_WORKER_CLASS`` (e.g.
-``gthread``, with ``CARDTABLE_THREADS`` threads), ``CARDTABLE_TIMEOUT``, ``CARDTABLE_CONTROL_SOCKET``.
+No AI search runs in these processes (AI jobs go to the AI workers, :mod:`service.aitier.worker`): every
+request is short, or waits on Redis (a long poll, an event stream, a hint awaiting its job). So each worker is
+gunicorn's stock ``gevent`` worker: a greenlet per connection, cheap enough that an open event stream or a
+long poll pins nothing scarce (up to ``worker_connections`` per worker), where a thread per request would
+(``gthread``: ``CARDTABLE_THREADS`` streams would stall a worker). ``bench/api_load.py`` measures both.
 
-Metrics: with several workers, prometheus-client runs in multiprocess mode
-(``PROMETHEUS_MULTIPROC_DIR``, created here when unset) so ``/metrics`` sums
-every worker.
+**A header-read deadline of its own.** gunicorn's async workers read each request's line and headers under a
+deadline of ``keepalive`` seconds, for the whole head, not between bytes (a client that sends a header line
+every second is cut off all the same), and a kept-alive connection that sends nothing for that long is closed:
+``CARDTABLE_HEADER_TIMEOUT`` (default 5 s). The reference deployment also sits behind nginx (``deploy/``).
+
+Environment: ``CARDTABLE_BIND``, ``CARDTABLE_WORKERS`` (default: one per core), ``CARDTABLE_WORKER_CLASS``
+(``gevent``; ``gthread`` with ``CARDTABLE_THREADS`` also works), ``CARDTABLE_CONNECTIONS`` (per worker),
+``CARDTABLE_HEADER_TIMEOUT``, ``CARDTABLE_TIMEOUT``, ``CARDTABLE_MAX_REQUESTS``, ``CARDTABLE_CONTROL_SOCKET``.
+
+Metrics: with several workers, prometheus-client runs in multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``,
+created here when unset) so ``/metrics`` sums every worker (and the AI workers ``cardtable serve`` starts).
 """
 
 from __future__ import annotations
@@ -25,14 +31,16 @@ from gunicorn.glogging import Logger
 
 bind = os.environ.get("CARDTABLE_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("CARDTABLE_WORKERS", "0")) or multiprocessing.cpu_count()
-worker_class = os.environ.get("CARDTABLE_WORKER_CLASS", "service.worker.ConnectionThreads")
+worker_class = os.environ.get("CARDTABLE_WORKER_CLASS", "gevent")
 threads = int(os.environ.get("CARDTABLE_THREADS", "4"))  # gthread only
-worker_connections = 1000  # open connections (so threads) per worker; beyond it a worker stops accepting
-timeout = int(os.environ.get("CARDTABLE_TIMEOUT", "60"))  # > AI_MAX_TIME_MS + AI_REQUEST_BUDGET_MS
+worker_connections = int(os.environ.get("CARDTABLE_CONNECTIONS", "1000"))  # open connections per worker
+keepalive = int(os.environ.get("CARDTABLE_HEADER_TIMEOUT", "5"))  # the deadline for a request's head (see above)
+timeout = int(os.environ.get("CARDTABLE_TIMEOUT", "30"))  # a worker silent this long is restarted
 graceful_timeout = 30
-keepalive = 5
 max_requests = int(os.environ.get("CARDTABLE_MAX_REQUESTS", "20000"))  # recycle workers now and then
 max_requests_jitter = max_requests // 10
+limit_request_line = 8190
+limit_request_fields = 100
 accesslog = None  # the app logs one JSON line per request itself
 # gunicorn's control socket (for gunicornc) defaults to one path per user ($HOME/.gunicorn/gunicorn.ctl), shared
 # by every gunicorn of that user: stopping one removed it for the others. Off, unless CARDTABLE_CONTROL_SOCKET

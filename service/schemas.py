@@ -161,6 +161,19 @@ class AdvanceRequest(Strict):
 
 class ViewQuery(Strict):
     since = fields.Integer(load_default=None, validate=validate.Range(0, MAX_VERSION))
+    #: a long poll: wait (seconds) until the match is past ``since``
+    wait = fields.Float(load_default=None, validate=validate.Range(0, 30))
+
+
+class WaitQuery(Strict):
+    #: wait (seconds) for the AI seats that move next
+    wait = fields.Float(load_default=None, validate=validate.Range(0, 10))
+
+
+class EventsQuery(Strict):
+    since = fields.Integer(load_default=None, validate=validate.Range(0, MAX_VERSION))
+    #: a browser's EventSource cannot send headers: the seat token may come here (on this endpoint only)
+    access_token = fields.String(load_default=None, validate=validate.Length(1, 200))
 
 
 class HintQuery(Strict):
@@ -249,6 +262,7 @@ class MatchCreated(Schema):
     seats = fields.List(fields.Nested(CreatedSeat))
     view = fields.Dict()
     view_seat = fields.Integer(allow_none=True)
+    ai_pending = fields.Boolean()
 
 
 class Scores(Schema):
@@ -280,6 +294,8 @@ class MoveResult(Schema):
     version = fields.Integer()
     events = fields.List(fields.Dict())
     view = fields.Dict()
+    ai_pending = fields.Boolean()
+    ai_error = fields.String()
 
 
 class LogEntry(Schema):

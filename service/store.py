@@ -14,12 +14,18 @@ match lives in one Redis Cluster slot and its scripts run there unchanged):
     the newest log entries (fewer than :data:`CHUNK`), one JSON string each.
 ``ct:{id}:idem:<sha256 of key>``
     the first answer to a POST sent with that ``Idempotency-Key``.
+``ct:{id}:aifail``
+    why the AI seat to move at the stored version could not play (JSON
+    ``{"version", "detail"}``); the next save removes it.
+``ct:{id}:v`` (a pub/sub channel, not a key)
+    every save publishes the new version there, so that the processes
+    watching the match (long polls, event streams, waits for the AI) wake up.
 
 Writes go through one Lua script that checks the stored version first, so a
 move applies only to the version it was checked against (no lost update) and
-the state, the log and the idempotent answer are written together or not at
-all. All keys of a match expire together after ``match_ttl_seconds`` without
-a move.
+the state, the log, the idempotent answer and the notification are written
+together or not at all. All keys of a match expire together after
+``match_ttl_seconds`` without a move.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+from redis.sentinel import SentinelConnectionPool
 
 CHUNK = 64  # log entries per compressed chunk
 
@@ -95,6 +102,14 @@ class MatchStore(Protocol):
 
     def remember(self, key: str, answer: IdempotentAnswer) -> bool: ...
 
+    def update_idempotent(self, key: str, answer: IdempotentAnswer) -> bool: ...
+
+    def mark_ai_failed(self, match_id: str, version: int, detail: str) -> bool: ...
+
+    def ai_failure(self, match_id: str) -> dict[str, Any] | None: ...
+
+    def clear_ai_failure(self, match_id: str) -> None: ...
+
     def ping(self) -> bool: ...
 
     def stored_bytes(self, match_id: str) -> int: ...
@@ -110,6 +125,15 @@ def log_key(match_id: str) -> str:
 
 def tail_key(match_id: str) -> str:
     return f"ct:{{{match_id}}}:tail"
+
+
+def aifail_key(match_id: str) -> str:
+    return f"ct:{{{match_id}}}:aifail"
+
+
+def version_channel(match_id: str) -> str:
+    """The pub/sub channel where every save of the match publishes its new version."""
+    return f"ct:{{{match_id}}}:v"
 
 
 def idem_key(match_id: str | None, digest: str) -> str:
@@ -144,16 +168,28 @@ append(8, '0', ARGV[1])
 return 1
 """
 
-# KEYS: match, log, tail, idem   ARGV: expected, new version, state, ttl, idem answer, idem ttl, reset, log...
+# KEYS: match, log, tail, idem, aifail
+# ARGV: expected, new version, state, ttl, idem answer, idem ttl, reset, channel, log...
 _SAVE = _APPEND + """
 local v = redis.call('HGET', KEYS[1], 'version')
 if not v then return -1 end
 if v ~= ARGV[1] then return tonumber(v) end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'state', ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
-append(8, ARGV[7], ARGV[4])
+append(9, ARGV[7], ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5], 'EX', ARGV[6]) end
+redis.call('DEL', KEYS[5])
+redis.call('PUBLISH', ARGV[8], ARGV[2])
 return -2
+"""
+
+# KEYS: match, aifail   ARGV: version, failure (JSON), ttl, channel. Records why the AI could not play at that
+# version (if the match is still there) and wakes the processes watching it.
+_AI_FAILED = """
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[1])
+return 1
 """
 
 # KEYS: match   ARGV: the version the caller holds. The match's fields (as HMGET), or just {version} when the
@@ -202,6 +238,7 @@ class RedisMatchStore:
         self._save = client.register_script(_SAVE)
         self._read_log = client.register_script(_READ_LOG)
         self._load_unless = client.register_script(_LOAD_UNLESS)
+        self._ai_failed = client.register_script(_AI_FAILED)
 
     def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         """Run a registered script by its SHA (calling redis-py's Script checks the client's type each time, ~7 us
@@ -252,9 +289,10 @@ class RedisMatchStore:
         ``expected_version``; else raise :class:`StaleVersion` (nothing written)."""
         reset, log_args = self._log_args(match_id, expected_version, entries)
         keys = [match_key(match_id), log_key(match_id), tail_key(match_id),
-                idem_key(match_id, idem[0]) if idem else match_key(match_id)]
+                idem_key(match_id, idem[0]) if idem else match_key(match_id), aifail_key(match_id)]
         args: list[Any] = [expected_version, new_version, state, self.match_ttl,
-                           idem[1].dumps() if idem else "", self.idempotency_ttl, reset, *log_args]
+                           idem[1].dumps() if idem else "", self.idempotency_ttl, reset, version_channel(match_id),
+                           *log_args]
         result = int(self._run(self._save, keys, args))
         if result == -1:
             raise MatchNotFound(match_id)
@@ -288,6 +326,26 @@ class RedisMatchStore:
             entries.extend(_decompress(chunk))
         entries.extend(json.loads(e) for e in got[2])
         return version, [e for e in entries if since < e["v"] <= version]
+
+    # -- the AI seats ------------------------------------------------------------
+
+    def mark_ai_failed(self, match_id: str, version: int, detail: str) -> bool:
+        """Record that the AI seat to move at ``version`` could not play (if the match is still there)."""
+        failure = _dumps({"version": version, "detail": detail})
+        return bool(self._run(self._ai_failed, [match_key(match_id), aifail_key(match_id)],
+                              [version, failure, self.match_ttl, version_channel(match_id)]))
+
+    def ai_failure(self, match_id: str) -> dict[str, Any] | None:
+        """Why the AI could not play at the stored version, if it could not (``{"version", "detail"}``)."""
+        raw = self.client.get(aifail_key(match_id))
+        return None if raw is None else dict(json.loads(raw))
+
+    def clear_ai_failure(self, match_id: str) -> None:
+        self.client.delete(aifail_key(match_id))
+
+    def update_idempotent(self, key: str, answer: IdempotentAnswer) -> bool:
+        """Replace a remembered answer (keeping its expiry), if it is still there."""
+        return bool(self.client.set(key, answer.dumps(), xx=True, keepttl=True))
 
     # -- idempotency -------------------------------------------------------------
 
@@ -327,10 +385,17 @@ class RedisMatchStore:
         return total
 
 
+class _BlockingSentinelPool(SentinelConnectionPool, redis.BlockingConnectionPool):
+    """A Sentinel-managed primary's pool that waits for a free connection (as :class:`redis.BlockingConnectionPool`)."""
+
+
 def connect(url: str, *, socket_timeout: float = 2.0, max_connections: int = 64) -> Any:
     """A pooled redis-py client for ``url``: a single server (``redis://``, ``rediss://``, ``unix://``),
     a Sentinel-managed primary (``redis+sentinel://[:pw@]h1:p1[,h2:p2]/service[/db]``) or a Cluster
-    (``redis+cluster://host:port``, or ``rediss+cluster://``)."""
+    (``redis+cluster://host:port``, or ``rediss+cluster://``).
+
+    The pools *wait* (up to the socket timeout) for a free connection when ``max_connections`` are in use,
+    instead of failing: under the gevent worker hundreds of requests may want one at the same moment."""
     common: dict[str, Any] = {
         "socket_timeout": socket_timeout,
         "socket_connect_timeout": socket_timeout,
@@ -355,13 +420,17 @@ def connect(url: str, *, socket_timeout: float = 2.0, max_connections: int = 64)
         db = int(path[1]) if len(path) > 1 else 0
         sentinel = Sentinel(hosts, sentinel_kwargs={"socket_timeout": socket_timeout},
                             password=password, db=db, ssl=scheme.startswith("rediss"), **common)
-        return sentinel.master_for(path[0], max_connections=max_connections)
+        return sentinel.master_for(path[0], max_connections=max_connections, timeout=socket_timeout,
+                                   connection_pool_class=_BlockingSentinelPool)
     if scheme in ("redis+cluster", "rediss+cluster"):
         from redis.cluster import RedisCluster
 
         plain = ("rediss" if scheme.startswith("rediss") else "redis") + "://" + url.split("://", 1)[1]
-        return RedisCluster.from_url(plain, max_connections=max_connections, **common)
-    return redis.Redis.from_url(url, max_connections=max_connections, **common)
+        return RedisCluster.from_url(plain, max_connections=max_connections,
+                                     connection_pool_class=redis.BlockingConnectionPool, **common)
+    pool = redis.BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=socket_timeout,
+                                                 **common)
+    return redis.Redis(connection_pool=pool)
 
 
 def now() -> float:

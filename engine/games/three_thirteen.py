@@ -147,6 +147,8 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
             return None
         if s.phase not in (DRAW, DISCARD):
             return f"phase {s.phase!r} is not draw or discard"
+        if len(s.known) != s.num_players:  # a draw from the discard pile adds to the drawing seat's entry
+            return f"known lists {len(s.known)} seats' cards, not one entry per seat ({s.num_players})"
         n = self.deal_size(s.round)
         for seat, hand in enumerate(s.hands):
             want = n + 1 if (seat == s.to_move and s.phase == DISCARD) else n

@@ -7,8 +7,8 @@ from typing import Any
 from flask import Blueprint, url_for
 
 from engine.registry import all_games
-from service.play import game_or_404
 from service.schemas import GameDetail, GameList
+from service.usecases.loading import game_by_id as game_or_404
 
 bp = Blueprint("games", __name__)
 _list = GameList()

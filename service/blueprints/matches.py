@@ -1,18 +1,20 @@
-"""``/v1/matches``: server-held matches (state blobs in Redis), seat tokens, moves, AI seats, hints, logs."""
+"""``/v1/matches``: server-held matches (state blobs in Redis), seat tokens, moves, AI seats, hints, logs,
+live events and long polls."""
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, request
+from flask import Blueprint, Response, request
 
-from service import play
 from service.blueprints._common import body, idempotency_key, json_body, json_response, query, services
-from service.errors import ApiError
-from service.extensions import ai_ip_rate_limit, ai_rate_limit, limiter, token_key
 from service.schemas import (
     AdvanceRequest,
     CreateMatchRequest,
+    EventsQuery,
     Hint,
     HintQuery,
     LegalMoves,
@@ -22,12 +24,18 @@ from service.schemas import (
     MoveRequest,
     MoveResult,
     ViewQuery,
+    WaitQuery,
 )
+from service.store import IdempotentAnswer, idem_key
+from service.usecases import ai_work, creating, events, moves, tokens, views
+from service.usecases.errors import InvalidRequestError
+from service.usecases.loading import LoadedMatch, load
 
 bp = Blueprint("matches", __name__)
 
 _create_in, _created = CreateMatchRequest(), MatchCreated()
 _view_q, _view = ViewQuery(), MatchView()
+_wait_q, _events_q = WaitQuery(), EventsQuery()
 _moves_out = LegalMoves()
 _move_in, _move_out = MoveRequest(), MoveResult()
 _advance_in = AdvanceRequest()
@@ -35,10 +43,37 @@ _hint_q, _hint = HintQuery(), Hint()
 _log = MatchLog()
 
 MIN_CREATE_KEY = 16  # the key seeds the seat tokens of a retried creation: it must be unguessable
+PREFER_WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*\"?(\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
-def _auth(match: play.LoadedMatch, required: bool) -> int | None:
-    return play.seat_of(match, request.headers.get("Authorization"), required=required)
+def _token() -> str | None:
+    return tokens.bearer_token(request.headers.get("Authorization"))
+
+
+def _seat(match: LoadedMatch, required: bool, token: str | None = None) -> int | None:
+    return tokens.seat_of(match.stored.seats, token or _token(), required=required)
+
+
+def _turn_wait() -> tuple[float, dict[str, str]]:
+    """Seconds to wait for the AI seats: ``?wait=N`` (at most 10), or ``Prefer: wait=N`` (RFC 7240: capped at 10);
+    and the ``Preference-Applied`` header that says so."""
+    wait = query(_wait_q)["wait"]
+    if wait is None:
+        found = PREFER_WAIT.search(request.headers.get("Prefer", ""))
+        if found is None:
+            return 0.0, {}
+        wait = min(float(found.group(1)), ai_work.MAX_TURN_WAIT)
+        return wait, {"Preference-Applied": f"wait={wait:g}"}
+    return wait, {}
+
+
+@bp.after_request
+def _caching(response: Response) -> Response:
+    """What a seat token shows is for that seat only (never stored on the way); the rest is revalidated."""
+    response.headers.setdefault("Cache-Control", "no-store" if request.headers.get("Authorization")
+                                or request.args.get("access_token") else "no-cache")
+    response.vary.add("Authorization")
+    return response
 
 
 @bp.post("/v1/matches")
@@ -46,33 +81,58 @@ def create_match() -> Any:
     svc = services()
     req = body(_create_in)
     key = idempotency_key(MIN_CREATE_KEY)
+    wait, applied = _turn_wait()
     if key:
-        replayed = play.replay_created(svc.store, req, key)
+        replayed = creating.replay_created(svc.store, req, key)
         if replayed is not None:
             return _created.dump(replayed), 201
-    answer = play.create_match(svc.store, svc.autoplayer, req, key)
-    return _created.dump(answer), 201, {"Location": f"/v1/matches/{answer['match_id']}"}
+    answer = creating.create_match(svc.store, svc.ai, req, key, request.remote_addr)
+    if wait and answer["ai_pending"]:
+        done = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, answer["match_id"], answer["view_seat"],
+                                       0, wait)
+        answer.update(version=done["version"], view=done["view"], ai_pending=done["ai_pending"])
+    return _created.dump(answer), 201, {"Location": f"/v1/matches/{answer['match_id']}", **applied}
 
 
 @bp.get("/v1/matches/<match_id>")
 def get_match(match_id: str) -> Any:
     svc = services()
     args = query(_view_q)
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=False)
-    return _view.dump(play.match_view(svc.store, match, seat, args["since"]))
+    if args["wait"] is not None and args["since"] is None:
+        raise InvalidRequestError("wait needs since: the version you have", errors={"wait": ["needs since"]})
+    if args["wait"]:
+        match = ai_work.wait_for_version(svc.store, svc.notifier, svc.cache, match_id, args["since"],
+                                         min(args["wait"], svc.config.long_poll_max_seconds))
+    else:
+        match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=False)
+    etag = f"v{match.version}-{'p' if seat is None else seat}-{'' if args['since'] is None else args['since']}"
+    if etag in request.if_none_match:
+        return Response(status=304, headers={"ETag": f'"{etag}"'})
+    response = svc_json(_view.dump(views.match_view(svc.store, match, seat, args["since"])))
+    response.set_etag(etag)
+    return response
+
+
+def svc_json(value: Any) -> Response:
+    return json_response(json_body(value))
 
 
 @bp.get("/v1/matches/<match_id>/legal-moves")
 def legal_moves(match_id: str) -> Any:
     svc = services()
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=True)
+    match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=True)
     assert seat is not None
+    etag = f"v{match.version}-{seat}-moves"
+    if etag in request.if_none_match:
+        return Response(status=304, headers={"ETag": f'"{etag}"'})
     body = match.memo.get(("legal-moves", seat))
     if body is None:  # worked out once per version and seat (clients ask again until someone moves)
-        body = match.memo["legal-moves", seat] = json_body(_moves_out.dump(play.legal_moves_for(match, seat)))
-    return json_response(body)
+        body = match.memo["legal-moves", seat] = json_body(_moves_out.dump(views.legal_moves_for(match, seat)))
+    response = json_response(body)
+    response.headers["ETag"] = f'"{etag}"'
+    return response
 
 
 @bp.post("/v1/matches/<match_id>/moves")
@@ -80,55 +140,93 @@ def post_move(match_id: str) -> Any:
     svc = services()
     req = body(_move_in)
     key = idempotency_key()
-    match = svc.cache.get(match_id, req["expected_version"]) or play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=True)
+    wait, applied = _turn_wait()
+    match = svc.cache.get(match_id, req["expected_version"]) or load(svc.store, match_id, cache=svc.cache)
+    token = _token()
+    seat = _seat(match, required=True, token=token)
     assert seat is not None
-    answer = play.submit_move(svc.store, svc.autoplayer, match, seat, req["move"], req["expected_version"],
-                              key, req, svc.cache)
-    return _move_out.dump(answer)
+    buckets = ai_work.buckets_for(token, request.remote_addr)
+    answer = moves.submit_move(svc.store, svc.ai, match, seat, req["move"], req["expected_version"], key, req,
+                               buckets, svc.cache)
+    if wait and answer.get("ai_pending"):
+        answer = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, match_id, seat,
+                                         req["expected_version"], wait)
+        if key:  # a retry gets this answer, the AI seats' turns included
+            svc.store.update_idempotent(idem_key(match_id, moves.key_digest(key)),
+                                        IdempotentAnswer(moves.fingerprint(seat, req), 200, answer))
+    return _move_out.dump(answer), 200, applied
 
 
 @bp.post("/v1/matches/<match_id>/advance")
-@limiter.shared_limit(ai_ip_rate_limit, scope="ai-ip")
-@limiter.shared_limit(ai_rate_limit, scope="ai-token", key_func=token_key)
 def advance(match_id: str) -> Any:
     svc = services()
     req = body(_advance_in) if request.get_data(cache=True) else _advance_in.load({})  # the body is optional
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=False)
-    return _move_out.dump(play.advance(svc.store, svc.autoplayer, match, seat, req["expected_version"]))
+    wait, applied = _turn_wait()
+    match = load(svc.store, match_id, cache=svc.cache)
+    token = _token()
+    seat = _seat(match, required=False, token=token)
+    buckets = ai_work.buckets_for(token, request.remote_addr)
+    moves.advance(svc.store, svc.ai, match, req["expected_version"], buckets)
+    answer = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, match_id, seat, match.version, wait,
+                                     failure_is_error=True)
+    return _move_out.dump(answer), 200, applied
 
 
 @bp.get("/v1/matches/<match_id>/hint")
-@limiter.shared_limit(ai_ip_rate_limit, scope="ai-ip")
-@limiter.shared_limit(ai_rate_limit, scope="ai-token", key_func=token_key)
 def hint(match_id: str) -> Any:
     svc = services()
     args = query(_hint_q)
-    cfg = svc.config
-    level = args["level"] or cfg.ai_default_level
-    time_ms = args["time_ms"] or cfg.ai_move_time_ms
-    if time_ms > cfg.ai_max_time_ms:
-        raise ApiError("invalid_request", f"time_ms may be at most {cfg.ai_max_time_ms}",
-                       errors={"time_ms": [f"must be at most {cfg.ai_max_time_ms}"]})
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=True)
+    match = load(svc.store, match_id, cache=svc.cache)
+    token = _token()
+    seat = _seat(match, required=True, token=token)
     assert seat is not None
-    if match.state.is_over:
-        raise ApiError("game_over", "the game is over: there is nothing to hint")
-    if match.state.to_move != seat:
-        raise ApiError("not_your_turn", f"it is seat {match.state.to_move}'s decision, not seat {seat}'s")
-    view = match.game.observation(match.state, seat)
-    decision = svc.autoplayer.decide(match.game, view, level, time_ms, match.version, "hint")
-    out = decision.to_json()
-    out.update(version=match.version, seat=seat)
-    return _hint.dump(out)
+    decided = svc.ai.decide("hint", match.game, ai_work.hint_view(match, seat),
+                            level=args["level"] or svc.config.ai_default_level, time_ms=args["time_ms"],
+                            seed=match.version, buckets=ai_work.buckets_for(token, request.remote_addr))
+    return _hint.dump({**decided.decision, "version": match.version, "seat": seat})
 
 
 @bp.get("/v1/matches/<match_id>/log")
 def get_log(match_id: str) -> Any:
     svc = services()
     args = query(_view_q)
-    match = play.load(svc.store, match_id, cache=svc.cache)
-    seat = _auth(match, required=False)
-    return _log.dump(play.match_log(svc.store, match, seat, args["since"] or 0))
+    match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=False)
+    return _log.dump(views.match_log(svc.store, match, seat, args["since"] or 0))
+
+
+@bp.get("/v1/matches/<match_id>/events")
+def match_events(match_id: str) -> Any:
+    """Server-Sent Events: ``id:`` the version, ``event:`` the kind (``view``, ``move``, ``error``)."""
+    svc = services()
+    args = query(_events_q)
+    match = load(svc.store, match_id, cache=svc.cache)
+    seat = _seat(match, required=False, token=_token() or args["access_token"])
+    after = args["since"]
+    resume = request.headers.get("Last-Event-ID")
+    if resume is not None:
+        if not resume.strip().isdigit():
+            raise InvalidRequestError("Last-Event-ID must be a version (the id of the last event you got)",
+                                      errors={"Last-Event-ID": ["not a version"]})
+        after = int(resume)
+    cfg = svc.config
+    stream = events.match_events(svc.store, svc.notifier, svc.cache, match_id, seat, after,
+                                 keepalive=cfg.events_keepalive_seconds, lifetime=cfg.events_max_seconds)
+    return Response(_sse(stream, cfg.store_retry_after), mimetype="text/event-stream",
+                    headers={"X-Accel-Buffering": "no"})
+
+
+def _sse(stream: Iterator[events.Event], retry_after: int) -> Iterator[bytes]:
+    yield b"retry: 1000\n\n"
+    for event in stream:
+        if event.kind == "keepalive":
+            yield b": keep-alive\n\n"
+            continue
+        lines = []
+        if event.kind == "error":
+            lines.append(f"retry: {retry_after * 1000}")
+        if event.version is not None:
+            lines.append(f"id: {event.version}")
+        lines.append(f"event: {event.kind}")
+        lines.append("data: " + json.dumps(event.data, separators=(",", ":")))
+        yield ("\n".join(lines) + "\n\n").encode()

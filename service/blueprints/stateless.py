@@ -5,14 +5,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, request
 
 from engine.errors import EngineError
 from engine.game import Game
-from service import play
 from service.blueprints._common import body, services
 from service.errors import ApiError
-from service.extensions import ai_ip_rate_limit, limiter
 from service.schemas import (
     AnalyzeRequest,
     BestMoveRequest,
@@ -22,6 +20,9 @@ from service.schemas import (
     ValidateRequest,
     ValidateResult,
 )
+from service.usecases.ai_work import buckets_for
+from service.usecases.loading import game_by_id, parse_state
+from service.usecases.tokens import bearer_token
 
 bp = Blueprint("stateless", __name__)
 _analyze_in = AnalyzeRequest()
@@ -32,7 +33,7 @@ _best_in, _decision = BestMoveRequest(), Decision()
 
 @bp.post("/v1/games/<game_id>/analyze")
 def analyze(game_id: str) -> Any:
-    game = play.game_or_404(game_id)
+    game = game_by_id(game_id)
     req = body(_analyze_in)
     try:
         return game.analyze(req["hand"], req["round"], req["options"])
@@ -44,16 +45,16 @@ def analyze(game_id: str) -> Any:
 
 @bp.post("/v1/games/<game_id>/legal-moves")
 def legal_moves(game_id: str) -> Any:
-    game = play.game_or_404(game_id)
-    state = play.parse_state(game, body(_state_in)["state"])
+    game = game_by_id(game_id)
+    state = parse_state(game, body(_state_in)["state"])
     return _moves_out.dump({"to_move": state.to_move, "moves": game.legal_moves(state)})
 
 
 @bp.post("/v1/games/<game_id>/validate")
 def validate(game_id: str) -> Any:
-    game = play.game_or_404(game_id)
+    game = game_by_id(game_id)
     req = body(_validate_in)
-    state = play.parse_state(game, req["state"])
+    state = parse_state(game, req["state"])
     try:
         new_state, events = game.apply(state, req["move"])
     except EngineError as exc:
@@ -62,20 +63,16 @@ def validate(game_id: str) -> Any:
 
 
 @bp.post("/v1/games/<game_id>/best-move")
-@limiter.shared_limit(ai_ip_rate_limit, scope="ai-ip")
 def best_move(game_id: str) -> Any:
     svc = services()
-    game = play.game_or_404(game_id)
+    game = game_by_id(game_id)
     req = body(_best_in)
-    cfg = svc.config
-    time_ms = req["time_ms"] or cfg.ai_move_time_ms
-    if time_ms > cfg.ai_max_time_ms:
-        raise ApiError("invalid_request", f"time_ms may be at most {cfg.ai_max_time_ms}",
-                       errors={"time_ms": [f"must be at most {cfg.ai_max_time_ms}"]})
     view = req["view"]
     check_view(game, view)
-    decision = svc.autoplayer.decide(game, view, req["level"] or cfg.ai_default_level, time_ms, 0, "best_move")
-    return _decision.dump(decision.to_json())
+    token = bearer_token(request.headers.get("Authorization"))  # any bearer token: its own AI-time budget
+    decided = svc.ai.decide("best_move", game, view, level=req["level"] or svc.config.ai_default_level,
+                            time_ms=req["time_ms"], seed=0, buckets=buckets_for(token, request.remote_addr))
+    return _decision.dump(decided.decision)
 
 
 def check_view(game: Game, view: dict[str, Any]) -> None:

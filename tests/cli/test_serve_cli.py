@@ -22,6 +22,22 @@ def _get(url: str) -> tuple[int, bytes]:
         return r.status, r.read()
 
 
+def children_running(parent: int, word: str) -> list[int]:
+    """The processes whose parent is ``parent`` and whose command line holds ``word``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and word in cmdline:
+            found.append(int(entry))
+    return found
+
+
 def test_cardtable_games_lists_every_game() -> None:
     from engine.registry import all_games
 
@@ -40,6 +56,7 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
     proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port), "--workers", "2"],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
+    ai_workers: list[int] = []
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -55,11 +72,21 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
         with urllib.request.urlopen(req, timeout=10) as r:
             assert r.status == 201
             match_id = json.loads(r.read())["match_id"]
+        # the AI workers serve started play an AI seat that moves first (the answer waits for it)
+        body = json.dumps({"game": "three-thirteen", "players": [{"ai": {"level": 1}}, {"name": "me"}],
+                           "setup": {"dealer": 1}}).encode()
+        req = urllib.request.Request(base + "/v1/matches?wait=10", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            created = json.loads(r.read())
+            assert created["version"] == 2 and created["ai_pending"] is False and created["view"]["to_move"] == 1
         for _ in range(6):  # spread over both workers: every worker reads the same Redis
             assert _get(f"{base}/v1/matches/{match_id}")[0] == 200
         metrics = _get(base + "/metrics")[1].decode()
         assert 'cardtable_http_requests_total{endpoint="/v1/matches/<match_id>",method="GET",status="200"} 6.0' \
             in metrics  # summed over the workers (multiprocess mode)
+        ai_workers = children_running(proc.pid, "ai-worker")
+        assert len(ai_workers) == os.cpu_count()  # one per core
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -69,6 +96,7 @@ def test_cardtable_serve_runs_gunicorn_on_an_embedded_redis(tmp_path: Path) -> N
             proc.wait()
     stderr = proc.stderr.read().decode() if proc.stderr else ""
     assert proc.returncode == 0, stderr
+    assert all(not Path(f"/proc/{pid}").exists() for pid in ai_workers)  # stopped with the server
     assert "REDIS_URL is not set; embedded Redis at unix://" in stderr
 
 
@@ -89,7 +117,8 @@ def test_serve_help_gives_the_defaults_and_the_environment() -> None:
     out = subprocess.run([sys.executable, "-m", "cli.main", "serve", "--help"], capture_output=True, text=True,
                          cwd=ROOT, check=True, env={**os.environ, "COLUMNS": "120"}).stdout
     assert "else 127.0.0.1" in out and "else 8000" in out
-    for name in ("CARDTABLE_BIND", "CARDTABLE_WORKERS", "REDIS_URL", "AI_MOVE_TIME_MS=200", "XDG_DATA_HOME"):
+    for name in ("CARDTABLE_BIND", "CARDTABLE_WORKERS", "REDIS_URL", "AI_MAX_LEVEL=5", "CARDTABLE_HEADER_TIMEOUT",
+                 "XDG_DATA_HOME"):
         assert name in out, name
 
 

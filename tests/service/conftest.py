@@ -1,4 +1,6 @@
-"""Fixtures for the service tests: a real Redis server of our own (session-wide), and the app on top of it."""
+"""Fixtures for the service tests: a real Redis server of our own (session-wide) with an AI worker serving its
+queue (on a thread of the test process: the same worker code and the same Redis queue as a worker process),
+and the app on top of it."""
 
 from __future__ import annotations
 
@@ -8,13 +10,15 @@ from typing import Any
 import pytest
 
 from tests.servers import RedisServer
-from tests.service.helpers import make_app
+from tests.service.helpers import local_ai_workers, make_app
 
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
     server = RedisServer().start()
+    workers = local_ai_workers(server.url)
     yield server
+    workers.stop()
     server.cleanup()
 
 

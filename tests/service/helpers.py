@@ -17,6 +17,16 @@ def make_app(url: str, **overrides: Any) -> Any:
     return create_app(config)
 
 
+def local_ai_workers(url: str, count: int = 1, **overrides: Any) -> Any:
+    """AI workers on threads of this process, serving the queue of the Redis at ``url`` (stop() them)."""
+    from service.aitier.worker import LocalWorkers
+    from service.config import Config
+    from service.store import connect
+
+    config = Config(redis_url=url, log_level="WARNING", redis_socket_timeout=1.0, **overrides)
+    return LocalWorkers(connect(url, socket_timeout=1.0), config, count)
+
+
 def bearer(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
@@ -37,9 +47,11 @@ def cards_in(value: Any) -> set[str]:
     return out
 
 
-def create(client: Any, game: str, n: int = 2, **body: Any) -> dict[str, Any]:
+def create(client: Any, game: str, n: int = 2, wait: float | None = None, **body: Any) -> dict[str, Any]:
+    """A new match (``wait``: seconds to wait for the AI seats that move first)."""
     players = body.pop("players", [{"name": f"p{i}"} for i in range(n)])
-    r = client.post("/v1/matches", json={"game": game, "players": players, **body})
+    r = client.post("/v1/matches", json={"game": game, "players": players, **body},
+                    query_string={} if wait is None else {"wait": wait})
     assert r.status_code == 201, r.get_data(as_text=True)
     return dict(r.get_json())
 

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
+from engine.registry import get_game
 from tests.conftest import NGINX_NOT_RUN
 from tests.servers import RedisServer
 from tests.service.live import Gunicorn, Nginx, http_get, nginx_binary, raw_request
@@ -45,7 +47,7 @@ def stack(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -
             pytest.fail(message + " — CI must run them")
         pytest.skip(message)
     tmp = tmp_path_factory.mktemp("deploy")
-    gunicorn = Gunicorn(redis_server.url, tmp, 2, RATE_LIMIT_ENABLED="true", AI_IP_RATE_LIMIT="2 per minute",
+    gunicorn = Gunicorn(redis_server.url, tmp, 2, RATE_LIMIT_ENABLED="true", AI_SECONDS_PER_CLIENT_MINUTE="6",
                         TRUST_PROXY_HOPS="1")
     try:
         assert NGINX is not None
@@ -195,20 +197,31 @@ def test_nginx_and_gunicorn_errors_are_problem_json(stack: tuple[Gunicorn, Nginx
     assert direct.status == 431 and "text/html" in direct.headers["content-type"]
 
 
-def test_the_services_own_answers_pass_through_untouched(stack: tuple[Gunicorn, Nginx]) -> None:
+def test_the_services_own_answers_pass_through_untouched(stack: tuple[Gunicorn, Nginx],
+                                                         redis_server: RedisServer) -> None:
     _, nginx = stack
     assert problem_of(http_get(nginx.port, "/v1/matches/nope"), 404, "match_not_found")
     body = b'{"hand": ["ZZ"]}'
     answer = raw_request(nginx.port, b"POST /v1/games/threezies/analyze HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                          b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
     assert "ZZ" in problem_of(answer, 422, "invalid_card")["detail"]
-    # the service's rate limit (2 AI requests a minute here): its 429, with its own Retry-After
+    # the service's AI-time budget (6 AI-seconds a minute per client here, this client's spent): its 429, with
+    # its own Retry-After
+    game = get_game("threezies")
+    state = game.new_match(2, seed=1)
+    body = json.dumps({"view": game.observation(state, state.to_move), "level": 1}).encode()
     request = (b"POST /v1/games/threezies/best-move HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-               b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
-    answers = [raw_request(nginx.port, request) for _ in range(3)]
-    assert [a.status for a in answers] == [422, 422, 429], [a.body[:200] for a in answers]
-    problem_of(answers[2], 429, "rate_limited")
-    assert int(answers[2].headers["retry-after"]) > 1
+               b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    assert raw_request(nginx.port, request).status == 200
+    bucket = "ct:{rl-ip:127.0.0.1}"
+    with redis.Redis.from_url(redis_server.url) as plain:
+        plain.hset(bucket, mapping={"level": "12", "at": repr(time.time())})
+        try:
+            answer = raw_request(nginx.port, request)
+        finally:
+            plain.delete(bucket)
+    problem_of(answer, 429, "rate_limited")
+    assert int(answer.headers["retry-after"]) > 1
 
 
 def test_a_client_past_the_connection_cap_gets_429_problem_json(stack: tuple[Gunicorn, Nginx]) -> None:
@@ -236,12 +249,12 @@ def test_a_client_past_the_connection_cap_gets_429_problem_json(stack: tuple[Gun
 
 def test_the_nginx_problems_use_the_services_titles() -> None:
     """One vocabulary: each problem nginx writes has the title the service gives its code."""
-    from service.errors import STATUS_OF_CODE, TITLES
+    from service.errors import PROBLEMS, title_of
 
     text = Path(__file__).resolve().parents[2].joinpath("deploy", "nginx.conf").read_text()
     bodies = [json.loads(line.split("'", 1)[1].rsplit("\\n'", 1)[0]) for line in text.splitlines()
               if line.strip().startswith("return ")]
     assert len(bodies) == 7
     for body in bodies:
-        assert body["title"] == TITLES[body["code"]], body
-        assert body["code"] in STATUS_OF_CODE
+        assert body["title"] == title_of(body["code"]), body
+        assert body["code"] in PROBLEMS

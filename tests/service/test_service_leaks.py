@@ -27,7 +27,7 @@ CHECK_EVERY = 4
 
 @pytest.fixture(scope="module")
 def leak_client(redis_server: RedisServer) -> Any:
-    return make_app(redis_server.url, ai_move_time_ms=10).test_client()
+    return make_app(redis_server.url).test_client()
 
 
 def _visible(game: Any, state: Any, seat: int | None) -> set[str]:
@@ -111,7 +111,7 @@ def test_ai_seats_leak_nothing_to_the_human(leak_client: Any, game: Any) -> None
     n = game.info.min_players
     rng = random.Random(f"leak-ai/{game.info.id}")
     players = [{"name": "human"}] + [{"ai": {"level": 1}} for _ in range(n - 1)]
-    m = create(client, game.info.id, players=players, seed=rng.randrange(10**9))
+    m = create(client, game.info.id, players=players, seed=rng.randrange(10**9), wait=10)
     mid, token = m["match_id"], m["seats"][0]["token"]
     store = client.application.extensions["cardtable"].store
     seen: set[str] = set()
@@ -134,7 +134,7 @@ def test_ai_seats_leak_nothing_to_the_human(leak_client: Any, game: Any) -> None
         moves = client.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(token)).get_json()["moves"]
         assert moves, "after the AI turns it is the human's decision"
         version = store.load(mid).version
-        r = client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
+        r = client.post(f"/v1/matches/{mid}/moves", headers=bearer(token), query_string={"wait": 10},
                         json={"move": rng.choice(moves), "expected_version": version})
         assert r.status_code == 200, r.get_json()
         # the answer's events (the human move and the AI turns after it) are exactly the public ones

@@ -39,7 +39,8 @@ GAME_IDS = [g.info.id for g in all_games()]
 
 @pytest.fixture(scope="module")
 def live(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    server = Gunicorn(redis_server.url, tmp_path_factory.mktemp("openapi-live"), 2, RATE_LIMIT_ENABLED="false")
+    server = Gunicorn(redis_server.url, tmp_path_factory.mktemp("openapi-live"), 2, RATE_LIMIT_ENABLED="false",
+                      EVENTS_MAX_SECONDS="0.5", LONG_POLL_MAX_SECONDS="0.2", AI_MAX_LEVEL="1")  # streams end soon
     base = f"http://127.0.0.1:{server.port}"
     try:
         session = requests.Session()

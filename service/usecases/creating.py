@@ -1,0 +1,94 @@
+"""New matches, and the first answer to a creation retried with the same Idempotency-Key."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from service.store import IdempotentAnswer, MatchStore, StoredMatch, idem_key
+from service.usecases.ai_work import AiWork, seat_buckets
+from service.usecases.errors import IdempotencyKeyReusedError
+from service.usecases.loading import LoadedMatch, game_by_id
+from service.usecases.moves import dumps, fingerprint, key_digest
+from service.usecases.tokens import derived_token, new_token, token_hash
+
+MAX_SEED = 2**62
+
+
+def new_match_id() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def create_match(store: MatchStore, ai: AiWork, body: Mapping[str, Any], idempotency_key: str | None,
+                 client: str | None) -> dict[str, Any]:
+    """Create and store a match; the answer carries each human seat's token (shown once). If an AI seat moves
+    first, its turn is queued before the match is stored (charged to the first human seat and the
+    ``client``), and the answer says ``ai_pending``."""
+    game = game_by_id(body["game"], field="game")
+    players = body["players"]
+    seed = body.get("seed")
+    if seed is None:
+        seed = secrets.randbelow(MAX_SEED)
+    options = body.get("options") or {}
+    if body.get("setup") is not None:
+        state = game.from_setup(len(players), body["setup"], options, seed=seed)
+    else:
+        state = game.new_match(len(players), options, seed=seed)
+    match_id = new_match_id()
+    tokens: list[str | None] = []
+    seats = []
+    for i, p in enumerate(players):
+        ai_spec = p.get("ai")
+        if ai_spec is not None:
+            tokens.append(None)
+            seats.append({"name": p.get("name") or f"AI {i}", "ai": {"level": ai_spec.get("level", 3)},
+                          "token_hash": None})
+            continue
+        token = derived_token(idempotency_key, match_id, i) if idempotency_key else new_token()
+        tokens.append(token)
+        seats.append({"name": p.get("name") or f"Seat {i}", "ai": None, "token_hash": token_hash(token)})
+    start = {"num_players": len(players), "options": dict(state.options), "seed": seed,
+             "setup": body.get("setup")}
+    stored = StoredMatch(match_id, game.info.id, 0, dumps(game.to_json(state)), seats, start, time.time())
+    ai_seat = LoadedMatch(stored, game, state).ai_seat_to_move()
+    if ai_seat is not None:
+        ai.queue_turn(stored, len(players), ai_seat, 0, seat_buckets(stored, client))
+    human = next((i for i, t in enumerate(tokens) if t is not None), None)
+    answer = {
+        "match_id": match_id,
+        "game": game.info.id,
+        "version": 0,
+        "seats": [{"seat": i, "name": s["name"], "ai": s["ai"], "token": None} for i, s in enumerate(seats)],
+        "view": game.observation(state, human),
+        "view_seat": human,
+        "ai_pending": ai_seat is not None,
+    }
+    store.create(stored)
+    if idempotency_key:
+        first = IdempotentAnswer(fingerprint(body), 201, answer)
+        if not store.remember(idem_key(None, key_digest(idempotency_key)), first):
+            # a concurrent retry with the same key won: answer as it did (this match just expires)
+            replayed = replay_created(store, body, idempotency_key)
+            if replayed is not None:
+                return replayed
+    full = json.loads(dumps(answer))
+    for seat_json, seat_token in zip(full["seats"], tokens, strict=True):
+        seat_json["token"] = seat_token
+    return full
+
+
+def replay_created(store: MatchStore, body: Mapping[str, Any], idempotency_key: str) -> dict[str, Any] | None:
+    """The first answer to a creation retried with the same Idempotency-Key (tokens re-derived), if any."""
+    remembered = store.idempotent(idem_key(None, key_digest(idempotency_key)))
+    if remembered is None:
+        return None
+    if remembered.fingerprint != fingerprint(body):
+        raise IdempotencyKeyReusedError("this Idempotency-Key was used for a different request")
+    answer = json.loads(dumps(remembered.body))
+    for seat in answer["seats"]:
+        if seat["ai"] is None:
+            seat["token"] = derived_token(idempotency_key, answer["match_id"], seat["seat"])
+    return answer

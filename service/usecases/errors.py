@@ -1,0 +1,80 @@
+"""The service's own failures, as domain errors: each has a stable ``code`` (the API's problem+json ``code``)
+and a message for the client. They know nothing of HTTP: :mod:`service.errors` is the one place that turns
+them (and the engine's errors) into answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    """Base of the service's domain errors.
+
+    ``errors`` names the request fields at fault (field → messages); ``retry_after`` says, in seconds, when
+    trying again makes sense; ``extra`` holds more members of the problem (e.g. the current ``version``)."""
+
+    code = "invalid_request"
+
+    def __init__(self, detail: str, *, errors: dict[str, list[str]] | None = None,
+                 retry_after: int | None = None, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = errors
+        self.retry_after = retry_after
+        self.extra = extra
+
+
+class InvalidRequestError(ServiceError):
+    code = "invalid_request"
+
+
+class UnknownGameError(ServiceError):
+    """A game id the registry does not know (named in the URL: not found; in a body: a field error)."""
+
+    code = "unknown_game"
+
+
+class MatchNotFoundError(ServiceError):
+    code = "match_not_found"
+
+
+class UnauthorizedError(ServiceError):
+    """No seat token, or one that is not a seat token of this match. ``challenge`` is what the client is
+    told to send (the ``WWW-Authenticate`` value)."""
+
+    code = "unauthorized"
+
+    def __init__(self, detail: str, challenge: str = 'Bearer realm="cardtable"') -> None:
+        super().__init__(detail)
+        self.challenge = challenge
+
+
+class StaleVersionError(ServiceError):
+    code = "stale_version"
+
+    def __init__(self, detail: str, current: int) -> None:
+        super().__init__(detail, version=current)
+        self.current = current
+
+
+class IdempotencyKeyReusedError(ServiceError):
+    code = "idempotency_key_reused"
+
+
+class AiBusyError(ServiceError):
+    """The AI queue holds as much work as it admits (in AI-seconds): nothing was queued or changed."""
+
+    code = "ai_busy"
+
+
+class RateLimitedError(ServiceError):
+    """The caller's AI-time budget (per token or per client) is spent for now: nothing was queued or changed."""
+
+    code = "rate_limited"
+
+
+class AiUnavailableError(ServiceError):
+    """The AI failed to decide, or no AI worker is there to decide."""
+
+    code = "ai_unavailable"
