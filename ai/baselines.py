@@ -198,3 +198,14 @@ def greedy_move(game: Game, view: Observation, rng: random.Random) -> Move:
     if fn is None:
         return random_move(game, view, rng)
     return fn(game, view, rng)
+
+
+BASELINES: dict[str, Baseline] = {"greedy": greedy_move, "random": random_move}
+
+
+def player(kind: str, game: Game) -> Baseline:
+    """A fresh baseline player of ``kind`` for one seat of one game of ``game``."""
+    try:
+        return BASELINES[kind]
+    except KeyError:
+        raise ValueError(f"no baseline {kind!r}: the baselines are {', '.join(sorted(BASELINES))}") from None

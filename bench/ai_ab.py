@@ -6,8 +6,8 @@
 Each variant is the default level's AI with some of its evaluator's settings
 overridden (``NAME=VALUE`` with a JSON value, several joined by commas;
 ``base`` overrides nothing). Every variant plays the same whole games as
-``bench/ai_strength.py`` (duplicate deals, the AI in each seat in turn) against
-the same ``--opponent``.
+``bench/ai_strength.py`` (:mod:`ai.tournament`: duplicate deals, the AI in each seat in turn)
+against the same ``--opponent``.
 
 Why paired: a game's margin spreads by about 42 points in Three Thirteen, so
 two separate 200-game runs only tell apart win rates about 0.1 apart. But the
@@ -23,9 +23,8 @@ in margin and in win share, with 95% intervals over deals.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import dataclasses
 import json
-import multiprocessing
 import statistics
 import sys
 import time
@@ -34,8 +33,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_strength import _mean_ci, play_game, summarize, tuned_evaluator
+from ai_strength import summarize
 
+from ai.tournament import GameResult, GameTask, mean_interval, parse_entrant, play_all, schedule, tuned_evaluator
 from engine.registry import get_game
 
 
@@ -52,27 +52,27 @@ def parse_variant(text: str) -> dict[str, Any]:
     return out
 
 
-def paired(results: list[dict[str, Any]], base: str, other: str) -> dict[str, Any]:
-    """Per deal: the mean over its seats of ``other``'s margin (win share) minus ``base``'s."""
-    by = {(r["variant"], r["deal"], r["parity"]): r for r in results}
-    deals = sorted({r["deal"] for r in results})
+def paired(results: dict[str, list[GameResult]], base: str, other: str, lower_score_wins: bool) -> dict[str, Any]:
+    """Per deal: the mean over its seatings of ``other``'s margin (win share) minus ``base``'s."""
+    by = {(name, r.seed, r.shift): r for name, rs in results.items() for r in rs}
+    deals = sorted({r.seed for rs in results.values() for r in rs})
+    shifts = sorted({r.shift for rs in results.values() for r in rs})
     dm, dw = [], []
     for d in deals:
-        pairs = [(by[(other, d, p)], by[(base, d, p)]) for p in (0, 1) if (other, d, p) in by and (base, d, p) in by]
+        pairs = [(by[(other, d, s)], by[(base, d, s)]) for s in shifts if (other, d, s) in by and (base, d, s) in by]
         if pairs:
-            dm.append(statistics.fmean(a["margin"] - b["margin"] for a, b in pairs))
-            dw.append(statistics.fmean(a["win"] - b["win"] for a, b in pairs))
-    m, mlo, mhi = _mean_ci(dm)
-    w, wlo, whi = _mean_ci(dw)
-    many = len(dm) > 1  # one deal has no interval
+            dm.append(statistics.fmean(a.margin(0, lower_score_wins) - b.margin(0, lower_score_wins)
+                                       for a, b in pairs))
+            dw.append(statistics.fmean(a.share(0) - b.share(0) for a, b in pairs))
+    if not dm:
+        return {"deals": 0}
+    m, mlo, mhi = mean_interval(dm)
+    w, wlo, whi = mean_interval(dw)
     return {"deals": len(dm), "deals_unchanged": sum(1 for x in dm if x == 0),
-            "margin_diff": round(m, 2), "margin_diff_ci95": [round(mlo, 2), round(mhi, 2)] if many else None,
-            "win_diff": round(w, 3), "win_diff_ci95": [round(wlo, 3), round(whi, 3)] if many else None}
-
-
-def _run(task: tuple[str, tuple[Any, ...]]) -> dict[str, Any]:
-    variant, inner = task
-    return {**play_game(inner), "variant": variant}
+            "margin_diff": round(m, 2),
+            "margin_diff_ci95": None if mlo is None or mhi is None else [round(mlo, 2), round(mhi, 2)],
+            "win_diff": round(w, 3),
+            "win_diff_ci95": None if wlo is None or whi is None else [round(wlo, 3), round(whi, 3)]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="CI: one deal of two rounds, fast AI")
     parser.add_argument("--game", default="three-thirteen")
     parser.add_argument("--players", type=int, default=2)
-    parser.add_argument("--opponent", default="greedy", choices=("random", "greedy"))
+    parser.add_argument("--opponent", default="greedy", choices=("random", "greedy", "expert"))
     parser.add_argument("--variants", nargs="+", default=["base"], help="base, or NAME=VALUE[,NAME=VALUE...]")
-    parser.add_argument("--games", type=int, default=20, help="games per variant (two per duplicate deal)")
+    parser.add_argument("--games", type=int, default=20, help="games per variant (N per duplicate deal)")
     parser.add_argument("--first-deal", type=int, default=1)
     parser.add_argument("--level", type=int, default=3)
     parser.add_argument("--time-ms", type=int, default=None)
@@ -91,30 +91,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
     if args.smoke:
-        args.games, args.rounds, args.time_ms = 2, 2, args.time_ms or 20
+        args.games, args.rounds, args.time_ms = args.players, 2, args.time_ms or 20
+    game = get_game(args.game)
     variants = {v: parse_variant(v) for v in args.variants}
     for overrides in variants.values():
         try:
-            tuned_evaluator(get_game(args.game), overrides)
+            tuned_evaluator(game, overrides)
         except (KeyError, ValueError) as exc:
             raise SystemExit(str(exc)) from None
-    tasks = []
-    for d in range(args.first_deal, args.first_deal + max(1, args.games // 2)):
-        for parity in (0, 1):
-            for name, overrides in variants.items():
-                cfg = {"level": args.level, "time_ms": args.time_ms, "rounds": args.rounds, "options": {},
-                       "evaluator": overrides}
-                tasks.append((name, (args.game, args.players, args.opponent, d, parity, cfg)))
+    opponent = parse_entrant(args.opponent)
+    tasks: list[GameTask] = []
+    names = list(variants)
+    for name, overrides in variants.items():
+        ai = dataclasses.replace(parse_entrant(f"ai:{args.level}", args.time_ms), spec=name,
+                                 evaluator=tuple(sorted(overrides.items())))
+        lineup = [ai] + [opponent] * (args.players - 1)
+        for task in schedule(args.game, lineup, max(args.players, args.games), first_seed=args.first_deal,
+                             rounds=args.rounds):
+            tasks.append(dataclasses.replace(task, index=len(tasks)))
+    variant_of = {t.index: t.entrants[0].spec for t in tasks}
+    lineups = {t.entrants[0].spec: list(t.entrants) for t in tasks}
     start = time.perf_counter()
-    with multiprocessing.Pool(args.workers) if args.workers > 1 else contextlib.nullcontext() as pool:
-        results = list(pool.imap_unordered(_run, tasks) if pool is not None else map(_run, tasks))
-    first = args.variants[0]
+    results: dict[str, list[GameResult]] = {name: [] for name in names}
+    for r in play_all(tasks, workers=args.workers):
+        results[variant_of[r.index]].append(r)
+    first = names[0]
+    lower = game.info.lower_score_wins
     out: dict[str, Any] = {"game": args.game, "players": args.players, "opponent": args.opponent,
                            "level": args.level, "rounds": args.rounds or "whole game", "variants": {}}
-    for name in args.variants:
-        entry = summarize([r for r in results if r["variant"] == name])
+    for name in names:
+        entry = summarize(results[name], lineups[name], lower)
         if name != first:
-            entry["versus_" + first] = paired(results, first, name)
+            entry["versus_" + first] = paired(results, first, name, lower)
         out["variants"][name] = entry
     out["seconds"] = round(time.perf_counter() - start, 1)
     if args.json:
@@ -124,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             line = (f"{name:30s} win {s['win_rate']:.3f} {s['win_rate_ci95']}  margin {s['margin']:+.2f} "
                     f"{s['margin_ci95']}")
             vs = s.get("versus_" + first)
-            if vs:
+            if vs and vs.get("deals"):
                 line += (f"  | vs {first}: margin {vs['margin_diff']:+.2f} {vs['margin_diff_ci95']}, "
                          f"win {vs['win_diff']:+.3f} {vs['win_diff_ci95']}")
             print(line)
