@@ -205,6 +205,10 @@ BASELINES: dict[str, Baseline] = {"greedy": greedy_move, "random": random_move}
 
 def player(kind: str, game: Game) -> Baseline:
     """A fresh baseline player of ``kind`` for one seat of one game of ``game``."""
+    if kind == "expert":
+        from ai.experts import expert_player
+
+        return expert_player(game)
     try:
         return BASELINES[kind]
     except KeyError:

@@ -13,7 +13,7 @@ with each player in each seat, so the luck of the cards cancels out. Without rot
 ``first_seed + i`` with player ``p`` at seat ``p``.
 
 **Players** (:func:`parse_entrant`): ``ai`` / ``ai:L`` (:func:`ai.choose_move` at level ``L``, default 3),
-``greedy``, ``random`` (:mod:`ai.baselines`), and for the benchmarks ``ai-nobelief`` (the AI with a
+``expert`` (:mod:`ai.experts`), ``greedy``, ``random`` (:mod:`ai.baselines`), and for the benchmarks ``ai-nobelief`` (the AI with a
 uniform belief) and the AI with some evaluator settings overridden (:class:`Entrant` ``evaluator``). Every player
 decides from its seat's view (``game.observation``) only; a player with memory (the expert) is built afresh for
 each game and seat.
@@ -47,7 +47,7 @@ Z95 = 1.959963984540054
 #: a player's decision: (game, the seat's view, the player's own seeded rng) -> move
 Chooser = Callable[[Game, Observation, random.Random], Move]
 
-BASELINES = ("greedy", "random")
+BASELINES = ("expert", "greedy", "random")
 
 
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -109,7 +109,7 @@ def parse_entrant(spec: str, time_ms: int | None = None) -> Entrant:
         if level not in LEVELS:
             raise ValueError(f"seat {spec!r}: AI levels are {', '.join(map(str, sorted(LEVELS)))}")
         return Entrant(text, "ai", level=level, time_ms=time_ms, belief=False if name == "ai-nobelief" else None)
-    raise ValueError(f"seat {spec!r} is not a player: use ai, ai:LEVEL, greedy or random")
+    raise ValueError(f"seat {spec!r} is not a player: use ai, ai:LEVEL, expert, greedy or random")
 
 
 def tuned_evaluator(game: Game, overrides: dict[str, Any]) -> Any:
