@@ -13,8 +13,8 @@ with each player in each seat, so the luck of the cards cancels out. Without rot
 ``first_seed + i`` with player ``p`` at seat ``p``.
 
 **Players** (:func:`parse_entrant`): ``ai`` / ``ai:L`` (:func:`ai.choose_move` at level ``L``, default 3),
-``expert`` (:mod:`ai.experts`), ``greedy``, ``random`` (:mod:`ai.baselines`), and for the benchmarks ``ai-nobelief`` (the AI with a
-uniform belief) and the AI with some evaluator settings overridden (:class:`Entrant` ``evaluator``). Every player
+``expert`` (:mod:`ai.experts`), ``greedy``, ``random`` (:mod:`ai.baselines`), and for the benchmarks
+``ai-nobelief`` (the AI with a uniform belief) and the AI with some evaluator settings overridden (:class:`Entrant` ``evaluator``). Every player
 decides from its seat's view (``game.observation``) only; a player with memory (the expert) is built afresh for
 each game and seat.
 
