@@ -14,9 +14,9 @@ with each player in each seat, so the luck of the cards cancels out. Without rot
 
 **Players** (:func:`parse_entrant`): ``ai`` / ``ai:L`` (:func:`ai.choose_move` at level ``L``, default 3),
 ``expert`` (:mod:`ai.experts`), ``greedy``, ``random`` (:mod:`ai.baselines`), and for the benchmarks
-``ai-nobelief`` (the AI with a uniform belief) and the AI with some evaluator settings overridden (:class:`Entrant` ``evaluator``). Every player
-decides from its seat's view (``game.observation``) only; a player with memory (the expert) is built afresh for
-each game and seat.
+``ai-nobelief`` (the AI with a uniform belief) and the AI with some evaluator settings overridden
+(:class:`Entrant` ``evaluator``). Every player decides from its seat's view (``game.observation``) only; a
+player with memory (the expert) is built afresh for each game and seat.
 
 **Results** (:func:`standings`), per player over the games played: ``wins`` (a shared win counts ``1/k`` for each
 of ``k`` winners), ``win_rate`` with its 95% Wilson score interval over games, ``fair_share`` (``1/N``), the mean
