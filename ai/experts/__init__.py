@@ -18,9 +18,10 @@ Player = Callable[[Game, Observation, random.Random], Move]
 
 def expert_player(game: Game) -> Player:
     """A fresh expert for one seat of one game of ``game``."""
-    from ai.experts import rummy
+    from ai.experts import least_score, rummy
 
     makers: dict[str, Callable[[Game], Player]] = {
+        "least-score": least_score.LeastScoreExpert,
         "three-thirteen": rummy.RummyExpert,
         "threezies": rummy.RummyExpert,
     }
