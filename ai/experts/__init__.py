@@ -18,9 +18,10 @@ Player = Callable[[Game, Observation, random.Random], Move]
 
 def expert_player(game: Game) -> Player:
     """A fresh expert for one seat of one game of ``game``."""
-    from ai.experts import least_score, less_than_three, rummy
+    from ai.experts import contract_rummy, least_score, less_than_three, rummy
 
     makers: dict[str, Callable[[Game], Player]] = {
+        "contract-rummy": contract_rummy.ContractRummyExpert,
         "least-score": least_score.LeastScoreExpert,
         "less-than-three": less_than_three.LessThanThreeExpert,
         "three-thirteen": rummy.RummyExpert,
