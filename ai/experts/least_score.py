@@ -56,7 +56,7 @@ class LeastScoreExpert:
         self.game = game
 
     def _unseen(self, view: Observation, hand: list[int]) -> Counter[int]:
-        deck = Counter(self.game.deck(view["num_players"], view["options"]))  # type: ignore[attr-defined]
+        deck = Counter(self.game.deck(view["num_players"], view["options"]))
         seen = Counter(hand) + Counter(parse_cards(view["floor"])) + Counter(parse_cards(view["dead"]))
         seen += Counter(parse_cards(view.get("discarded") or []))
         for seat, cards in enumerate(view["known"]):

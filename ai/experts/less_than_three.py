@@ -4,8 +4,9 @@ combinations, answer without breaking the plan, sweep and knock when the race de
 * **Plan**: the hand split into the fewest melds (singles, sets, runs; :func:`plan`), each a future play. The
   fewer plays, the sooner the hand sheds out.
 * **Lead** the lowest meld of the plan (a longer one first among equals): high melds are the control that wins
-  the lead back. With the plan down to one meld it sheds out. When the opponent holds 2 cards or fewer, lead what
-  it cannot answer: a meld longer than its hand, else the highest single.
+  the lead back. With the plan down to one meld it sheds out; a lead that leaves 1 or 2 cards, 3 fewer than the
+  opponent holds, comes first (then it may knock). When the opponent holds 2 cards or fewer, lead what it
+  cannot answer: a meld longer than its hand, else the highest single.
 * **Answer** with the lowest answer that is a meld of the plan (it costs nothing); one that breaks the plan only
   when the opponent is close to going out (:data:`DANGER` cards or fewer) or when it costs one play and leaves
   high cards; else pass (passing is allowed with an answer in hand, R7). When the opponent is close to going
@@ -101,6 +102,9 @@ class LessThanThreeExpert:
         current = plan(hand)
         if len(current) == 1:
             return current[0]
+        ending = [m for m in plays if 1 <= len(hand) - len(m.cards) <= min(2, theirs - 3)]
+        if ending:  # a play that lets it knock with the smaller hand: the most cards shed, then the highest
+            return max(ending, key=lambda m: (len(m.cards), m.rank))
         if theirs <= 2:
             longer = [m for m in current if len(m.cards) > theirs]
             if longer:

@@ -116,7 +116,7 @@ class RummyExpert:
     # -- what is unseen ---------------------------------------------------------------------------------
 
     def _unseen(self, view: Observation, hand: list[int]) -> Counter[int]:
-        deck = Counter(self.game.deck(view["num_players"], view["options"]))  # type: ignore[attr-defined]
+        deck = Counter(self.game.deck(view["num_players"], view["options"]))
         seen = Counter(hand) + Counter(parse_cards(view["discard"]))
         for seat, cards in enumerate(view["known"]):
             if seat != view["seat"]:
