@@ -13,7 +13,9 @@ expert-vs-greedy`` plays the expert in the AI's place against greedy instead (ho
 
 The games are played by :mod:`ai.tournament`, the same runner as ``cardtable simulate``: deal ``d`` (from
 ``--first-deal``) is played once per seat, the AI in each seat in turn (2 players: the seats swapped), so the luck
-of the cards cancels out. ``--games`` counts games (N per deal for N players).
+of the cards cancels out. ``--games`` counts games per pairing, rounded up to whole deals (N games per deal for N
+players). The games are played deal by deal across the pairings, so a run stopped early (Ctrl-C) reports every
+pairing over about as many deals.
 
 Reported per pairing: ``win_rate``, the AI's share of the wins (a shared win is split among its winners) with its
 95% Wilson interval over games, against ``fair_share`` (1/N); ``margin``, the AI's total against the mean of the
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=20, help="games per pairing (N per duplicate deal)")
     parser.add_argument("--games-only", default="", help="comma-separated game ids (default: all)")
     parser.add_argument("--players", default="", help="only these player counts, e.g. 2")
-    parser.add_argument("--opponents", default="random,greedy", help=f"comma-separated, from {OPPONENTS}")
+    parser.add_argument("--opponents", default="random,greedy,expert", help=f"comma-separated, from {OPPONENTS}")
     parser.add_argument("--pairings", default="ai", choices=("ai", "expert-vs-greedy"),
                         help="ai: the AI against each opponent; expert-vs-greedy: the expert against greedy")
     parser.add_argument("--level", type=int, default=3)
@@ -110,11 +112,12 @@ def main(argv: list[str] | None = None) -> int:
                 other = parse_entrant(f"{opponent}:{args.level}" if opponent == "ai-nobelief" else opponent,
                                       args.time_ms)
                 lineup = [lead] + [other] * (players - 1)
-                games = players if args.smoke else max(players, args.games)
+                games = players if args.smoke else -(-args.games // players) * players  # whole deals
                 tasks += schedule(gid, lineup, games, first_seed=args.first_deal, options=options, rounds=args.rounds)
                 lineups[pairing_key(gid, players, first, opponent)] = lineup
     start = time.perf_counter()
     results: dict[str, list[GameResult]] = {key: [] for key in lineups}
+    tasks.sort(key=lambda t: t.seed)  # deal by deal across the pairings (stable: seats in order within a deal)
     numbered = [dataclasses.replace(task, index=i) for i, task in enumerate(tasks)]
     index_of = {t.index: pairing_key(t.game_id, len(t.entrants), first, t.entrants[1].spec.partition(":")[0])
                 for t in numbered}
