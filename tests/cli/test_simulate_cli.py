@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from ai.tournament import wilson_interval
@@ -15,10 +19,21 @@ ROOT = Path(__file__).resolve().parents[2]
 SHORT = ["-o", "max_turns_per_round=10"]
 
 
-def cardtable(*args: str) -> subprocess.CompletedProcess[str]:
+def command() -> list[str]:
     script = Path(sys.executable).parent / "cardtable"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "cli.main"]
-    return subprocess.run([*command, "simulate", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cli.main"]
+
+
+def cardtable(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*command(), "simulate", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def spawn(*args: str, cwd: Path = ROOT) -> pexpect.spawn:
+    """``cardtable simulate`` on a pseudo-terminal, as a person runs it (the progress line is rewritten)."""
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "50", "PYTHONIOENCODING": "utf-8"}
+    cmd = [*command(), "simulate", *args]
+    return pexpect.spawn(cmd[0], cmd[1:], cwd=str(cwd), env=env, encoding="utf-8", timeout=120,
+                         dimensions=(50, 160))
 
 
 def test_wilson_interval_known_values() -> None:
@@ -86,3 +101,64 @@ def test_bad_arguments_are_reported(args: list[str], message: str) -> None:
     result = cardtable(*args)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_the_plot_goes_into_folders_that_do_not_exist_yet(tmp_path: Path) -> None:
+    # issue 18 item 4: the README's own `--plot out/scores.png` on a fresh clone
+    result = cardtable("threezies", "--games", "2", "--seats", "expert,greedy", *SHORT, "--quiet",
+                       "--plot", "out/deeper/scores.png", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "deeper" / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "plot: out/deeper/scores.png" in result.stdout
+
+
+def test_the_progress_estimates_the_time_left_from_the_first_game_and_never_shows_a_question_mark() -> None:
+    result = cardtable("three-thirteen", "--games", "4", "--seats", "expert,greedy", *SHORT)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0] == "three-thirteen: 0/4 games; the time left is estimated when the first game ends"
+    assert lines[1].startswith("three-thirteen: 1/4 games, 0:0") and "left" in lines[1] and "a game)" in lines[1]
+    assert re.search(r"\| expert [01]\.\d\d greedy [01]\.\d\d$", lines[1])  # the win rates so far
+    assert lines[-1].startswith("three-thirteen: 4/4 games") and "about 0:00 left" in lines[-1]
+    assert "?" not in result.stderr
+
+
+def test_workers_play_the_same_games_in_parallel() -> None:
+    args = ("three-thirteen", "--games", "6", "--seats", "expert,greedy,random", "--seed", "3", *SHORT, "--json",
+            "--quiet")
+    one, two = cardtable(*args), cardtable(*args, "--workers", "2")
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    a, b = json.loads(one.stdout), json.loads(two.stdout)
+    assert a["workers"] == 1 and b["workers"] == 2
+    keep = ("player", "wins", "win_rate", "margin", "margin_ci95", "mean_score", "score_sd", "moves")
+    assert [{k: p[k] for k in keep} for p in a["players"]] == [{k: p[k] for k in keep} for p in b["players"]]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_prints_the_table_of_the_games_played_without_a_traceback(workers: str) -> None:
+    child = spawn("three-thirteen", "--games", "60", "--seats", "expert,greedy", "--workers", workers)
+    child.logfile_read = screen = io.StringIO()
+    try:
+        child.expect(r"1/60 games", timeout=300)
+        child.sendintr()
+        child.expect(r"stopped after (\d+) of 60 games: the table counts those")
+        done = int(child.match.group(1))
+        assert 1 <= done < 60
+        child.expect(rf"three-thirteen: {done} games of 60 \(stopped\)")
+        child.expect(r" 1  expert ")
+        child.expect(r" 2  greedy ")
+        child.expect(pexpect.EOF)
+        assert "Traceback" not in screen.getvalue() and "KeyboardInterrupt" not in screen.getvalue()
+    finally:
+        child.close()
+    assert child.exitstatus == 130
+
+
+@pytest.mark.parametrize("sub", ["simulate", "play"])
+def test_help_is_plain_text(sub: str) -> None:
+    # issue 18 item 13: no raw ``double backticks`` or :mod: roles in the command's help
+    result = subprocess.run([*command(), sub, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    assert "``" not in result.stdout and ":mod:" not in result.stdout
+    if sub == "simulate":
+        assert "expert" in result.stdout and "--workers" in result.stdout and "Ctrl-C" in result.stdout
