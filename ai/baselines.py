@@ -1,9 +1,11 @@
-"""Baseline players for every game, playing from a seat's view only: ``random`` and ``greedy``.
+"""Baseline players for every game, playing from a seat's view only: ``random``, ``greedy`` and ``expert``.
 
-Greedy looks at its own move's immediate effect only:
-
+    player(kind, game) -> fn                 # a fresh player for one seat of one game: fn(game, view, rng) -> move
     greedy_move(game, view, rng) -> move     # a legal move for the view's seat, from the view only
     random_move(game, view, rng) -> move     # a uniformly random legal move
+
+The expert (:mod:`ai.experts`, one module per game family) plays as a strong human would, with a memory of the
+game where it helps; it is described there. Greedy, below, looks at its own move's immediate effect only.
 
 They never look ahead and never model the opponents:
 

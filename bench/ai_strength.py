@@ -60,8 +60,8 @@ def summarize(results: list[GameResult], entrants: list[Entrant], lower_score_wi
         "margin": me["margin"],
         "margin_ci95": me["margin_ci95"],
         "rounds_per_game": round(sum(r.rounds for r in results) / len(results), 1) if results else None,
-        "decisions": len(ms),
-        "ms_per_decision_median": round(ms[len(ms) // 2], 1) if ms else None,
+        "ai_decisions": len(ms),
+        "ai_ms_median": round(ms[len(ms) // 2], 1) if ms else None,
     }
 
 
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         for key, s in out["pairings"].items():
             print(f"{key:44s} win {s['win_rate']:.3f} {s['win_rate_ci95']} (fair {s['fair_share']:.2f})  "
                   f"margin {s['margin']:+.2f} {s['margin_ci95']}  ({s['games']} games, "
-                  f"{s['ms_per_decision_median']} ms/decision)")
+                  f"{s['ai_ms_median']} ms/decision)")
     return 0
 
 
