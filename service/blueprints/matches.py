@@ -11,6 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from service.blueprints._common import body, idempotency_key, json_body, json_response, query, services
+from service.blueprints.seats import seat_store
 from service.schemas import (
     AdvanceRequest,
     CreateMatchRequest,
@@ -27,7 +28,7 @@ from service.schemas import (
     WaitQuery,
 )
 from service.store import IdempotentAnswer, idem_key
-from service.usecases import ai_work, creating, events, moves, tokens, views
+from service.usecases import ai_work, creating, events, moves, seats, tokens, views
 from service.usecases.errors import InvalidRequestError
 from service.usecases.loading import LoadedMatch, load
 
@@ -82,11 +83,13 @@ def create_match() -> Any:
     req = body(_create_in)
     key = idempotency_key(MIN_CREATE_KEY)
     wait, applied = _turn_wait()
+    base = request.host_url.rstrip("/")
     if key:
-        replayed = creating.replay_created(svc.store, req, key)
+        replayed = creating.replay_created(svc.store, req, key, base)
         if replayed is not None:
             return _created.dump(replayed), 201
-    answer = creating.create_match(svc.store, svc.ai, req, key, request.remote_addr)
+    answer = creating.create_match(svc.store, svc.ai, req, key, request.remote_addr, seat_store=seat_store(),
+                                   invitation_ttl=svc.config.invitation_ttl_seconds, base_url=base)
     if wait and answer["ai_pending"]:
         done = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, answer["match_id"], answer["view_seat"],
                                        0, wait)
@@ -145,6 +148,7 @@ def post_move(match_id: str) -> Any:
     token = _token()
     seat = _seat(match, required=True, token=token)
     assert seat is not None
+    seats.refuse_while_waiting(match)
     buckets = ai_work.buckets_for(token, request.remote_addr)
     answer = moves.submit_move(svc.store, svc.ai, match, seat, req["move"], req["expected_version"], key, req,
                                buckets, svc.cache)
@@ -165,6 +169,7 @@ def advance(match_id: str) -> Any:
     match = load(svc.store, match_id, cache=svc.cache)
     token = _token()
     seat = _seat(match, required=False, token=token)
+    seats.refuse_while_waiting(match)
     buckets = ai_work.buckets_for(token, request.remote_addr)
     moves.advance(svc.store, svc.ai, match, req["expected_version"], buckets)
     answer = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, match_id, seat, match.version, wait,

@@ -78,3 +78,31 @@ class AiUnavailableError(ServiceError):
     """The AI failed to decide, or no AI worker is there to decide."""
 
     code = "ai_unavailable"
+
+
+class InvitationNotFoundError(ServiceError):
+    """No open seat has this invitation code (a wrong code, or a match that is gone): says nothing more."""
+
+    code = "invitation_not_found"
+
+
+class InvitationExpiredError(ServiceError):
+    code = "invitation_expired"
+
+
+class SeatTakenError(ServiceError):
+    """The seat was claimed already (an invitation works once)."""
+
+    code = "seat_taken"
+
+
+class MatchWaitingError(ServiceError):
+    """A move (or an AI turn asked for) while seats are still open: the match has not begun."""
+
+    code = "match_waiting"
+
+
+class SeatNotIdleError(ServiceError):
+    """A takeover asked for a seat that is not the one everyone waits for, or not for long enough yet."""
+
+    code = "seat_not_idle"

@@ -1,0 +1,88 @@
+"""Where the seats of a match change hands, and where invitations live: a small Redis adapter beside
+:mod:`service.store` (same keys, same log, same notifications).
+
+A change of seats (a seat claimed with an invitation, handed to an AI, taken over) is a version of the match
+like a move: one script checks the stored version, writes the seats, appends one log entry (``"m": null``,
+its events say what changed) and publishes the new version, so that event streams, long polls and
+``ETag``\\ s see it exactly as they see a move. The state itself does not change.
+
+``ct:{inv-<sha256 of the code>}:i``
+    an invitation: JSON ``{"match_id", "seat"}``, kept as long as a match lives (the code's own expiry is
+    in the seat, so that an expired code can be told from a wrong one). Only the code's hash is stored.
+
+How long a seat has been idle is read from the match key's own expiry: every save (a move, a change of
+seats) sets it to ``match_ttl`` again, so ``match_ttl - PTTL`` is the time since the match last changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from service.store import (
+    _APPEND,
+    MatchNotFound,
+    RedisMatchStore,
+    StaleVersion,
+    log_key,
+    match_key,
+    tail_key,
+    version_channel,
+)
+
+# KEYS: match, log, tail   ARGV: expected, new version, seats, ttl, reset, channel, log... (see _APPEND)
+_CHANGE_SEATS = _APPEND + """
+local v = redis.call('HGET', KEYS[1], 'version')
+if not v then return -1 end
+if v ~= ARGV[1] then return tonumber(v) end
+redis.call('HSET', KEYS[1], 'version', ARGV[2], 'seats', ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+append(7, ARGV[5], ARGV[4])
+redis.call('PUBLISH', ARGV[6], ARGV[2])
+return -2
+"""
+
+
+def invitation_key(code_hash: str) -> str:
+    return f"ct:{{inv-{code_hash}}}:i"
+
+
+class SeatStore:
+    """Seat changes and invitations on the Redis of a :class:`RedisMatchStore`."""
+
+    def __init__(self, store: RedisMatchStore) -> None:
+        self.store = store
+        self.client = store.client
+        self._change = self.client.register_script(_CHANGE_SEATS)
+
+    def change_seats(self, match_id: str, expected_version: int, seats: Sequence[dict[str, Any]],
+                     entry: dict[str, Any]) -> None:
+        """Write ``seats`` and append ``entry`` (at ``expected_version + 1``) if the stored version is
+        ``expected_version``; else :class:`StaleVersion` (nothing written)."""
+        reset, log_args = self.store._log_args(match_id, expected_version, [entry])
+        args: list[Any] = [expected_version, expected_version + 1, json.dumps(list(seats), separators=(",", ":")),
+                           self.store.match_ttl, reset, version_channel(match_id), *log_args]
+        result = int(self.store._run(self._change, [match_key(match_id), log_key(match_id), tail_key(match_id)],
+                                     args))
+        if result == -1:
+            raise MatchNotFound(match_id)
+        if result != -2:
+            raise StaleVersion(result)
+
+    def idle_seconds(self, match_id: str) -> float:
+        """Seconds since the match was last saved (a move or a change of seats)."""
+        left = int(self.client.pttl(match_key(match_id)))
+        if left < 0:
+            raise MatchNotFound(match_id)
+        return max(0.0, self.store.match_ttl - left / 1000)
+
+    # -- invitations -----------------------------------------------------------
+
+    def put_invitation(self, code_hash: str, match_id: str, seat: int) -> None:
+        self.client.set(invitation_key(code_hash), json.dumps({"match_id": match_id, "seat": seat}),
+                        ex=self.store.match_ttl)
+
+    def invitation(self, code_hash: str) -> dict[str, Any] | None:
+        raw = self.client.get(invitation_key(code_hash))
+        return None if raw is None else dict(json.loads(raw))

@@ -1,0 +1,226 @@
+"""Who sits where: open seats and their invitations, claims, a seat handed to an AI by its holder, a seat
+idle too long taken over by an AI on the others' request.
+
+A seat record (in the match's ``seats``, never shown as is) may carry, besides ``name``, ``ai`` and
+``token_hash``:
+
+``open``
+    true while nobody holds the seat: the match waits (status ``waiting``) until no seat is open, and
+    refuses moves meanwhile;
+``invite_hash``, ``invite_expires``
+    the SHA-256 of the seat's invitation code, and when the code stops working (epoch seconds). The hash
+    stays after the claim, so that the code used again answers ``seat_taken`` rather than "not found".
+
+Every change is a version of its own (:meth:`service.seatstore.SeatStore.change_seats`): a log entry with
+``"m": null`` whose events say what changed (``seat_claimed``, ``seat_resigned``, ``seat_taken_over``).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from engine.errors import GameOverError
+from service.seatstore import SeatStore
+from service.store import MatchNotFound, MatchStore, StaleVersion
+from service.usecases.ai_work import AiWork
+from service.usecases.errors import (
+    InvitationExpiredError,
+    InvitationNotFoundError,
+    MatchNotFoundError,
+    MatchWaitingError,
+    SeatNotIdleError,
+    SeatTakenError,
+    ServiceError,
+    UnauthorizedError,
+)
+from service.usecases.loading import LoadedMatch, MatchCache, load
+from service.usecases.tokens import new_token, token_hash
+
+#: Invitation codes: ten letters and digits that cannot be mistaken for one another when read aloud or
+#: copied by hand (Crockford's base 32: no I, L, O, U), about 50 bits.
+CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+CODE_LENGTH = 10
+NOT_FOUND = "no such invitation (check the code; it may have been mistyped)"
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def derived_code(idempotency_key: str, match_id: str, seat: int) -> str:
+    """The code of an open seat created with an Idempotency-Key (a retried creation gives it again)."""
+    mac = hmac.new(idempotency_key.encode(), f"cardtable-invite/{match_id}/{seat}".encode(), hashlib.sha256).digest()
+    return "".join(CODE_ALPHABET[b % 32] for b in mac[:CODE_LENGTH])
+
+
+def normal_code(code: str) -> str:
+    """A code as typed: any case, dashes and spaces ignored, the letters Crockford reads as digits read so."""
+    out = code.upper().replace("-", "").replace(" ", "")
+    return out.translate(str.maketrans("OIL", "011"))
+
+
+def code_hash(code: str) -> str:
+    return hashlib.sha256(f"cardtable-invite:{normal_code(code)}".encode()).hexdigest()
+
+
+def open_seats(seats: Sequence[dict[str, Any]]) -> list[int]:
+    return [i for i, s in enumerate(seats) if s.get("open")]
+
+
+def is_waiting(match: LoadedMatch) -> bool:
+    return bool(open_seats(match.stored.seats))
+
+
+def refuse_while_waiting(match: LoadedMatch) -> None:
+    """A match whose seats are not all taken is not played yet."""
+    waiting = open_seats(match.stored.seats)
+    if waiting:
+        names = ", ".join(str(i) for i in waiting)
+        raise MatchWaitingError(f"the match is waiting for its players (seat{'s' if len(waiting) > 1 else ''} "
+                                f"{names} not yet claimed): no moves until every seat is taken",
+                                open_seats=waiting)
+
+
+def open_seat(name: str | None, seat: int, match_id: str, ttl: int, idempotency_key: str | None
+              ) -> tuple[dict[str, Any], str]:
+    """A new open seat's record and its invitation code (shown once, stored hashed)."""
+    code = derived_code(idempotency_key, match_id, seat) if idempotency_key else new_code()
+    record = {"name": name or f"Seat {seat}", "ai": None, "token_hash": None, "open": True,
+              "invite_hash": code_hash(code), "invite_expires": time.time() + ttl}
+    return record, code
+
+
+def invitation_json(code: str, match_id: str, seat: int, expires: float, base_url: str) -> dict[str, Any]:
+    return {"code": code, "url": f"{base_url}/play/join#{code}", "seat": seat, "match_id": match_id,
+            "expires_at": int(expires), "claim": f"/v1/invitations/{code}/claim"}
+
+
+class Seats:
+    """The use cases on seats, over the match store, the seat store and the AI work."""
+
+    def __init__(self, store: MatchStore, seats: SeatStore, ai: AiWork, cache: MatchCache | None,
+                 idle_seconds: float) -> None:
+        self.store = store
+        self.seats = seats
+        self.ai = ai
+        self.cache = cache
+        self.idle_seconds = idle_seconds
+
+    # -- claims ----------------------------------------------------------------
+
+    def find_invitation(self, code: str) -> tuple[str, int]:
+        found = self.seats.invitation(code_hash(code))
+        if found is None:
+            raise InvitationNotFoundError(NOT_FOUND)
+        return str(found["match_id"]), int(found["seat"])
+
+    def claim(self, match_id: str, seat: int, code: str, name: str | None, client: str | None) -> dict[str, Any]:
+        """Take an open seat with its invitation code: the seat's token (given this once) and the match."""
+        for _ in range(5):  # a concurrent change of another seat moved the version: read again and retry
+            try:
+                match = load(self.store, match_id, cache=self.cache)
+            except MatchNotFoundError:
+                raise InvitationNotFoundError(NOT_FOUND) from None
+            seats = copy.deepcopy(match.stored.seats)
+            if not 0 <= seat < len(seats):
+                raise InvitationNotFoundError(NOT_FOUND)
+            record = seats[seat]
+            stored_hash = str(record.get("invite_hash") or "")
+            if not stored_hash or not hmac.compare_digest(stored_hash, code_hash(code)):
+                raise InvitationNotFoundError(NOT_FOUND)
+            if not record.get("open"):
+                raise SeatTakenError(f"seat {seat} was claimed already: an invitation works once")
+            if time.time() > float(record.get("invite_expires") or 0):
+                raise InvitationExpiredError("this invitation has expired: ask for a new match or a new invitation")
+            token = new_token()
+            record.update(open=False, token_hash=token_hash(token))
+            if name:
+                record["name"] = name
+            still_open = open_seats(seats)
+            event: dict[str, Any] = {"type": "seat_claimed", "seat": seat, "name": record["name"],
+                                     "open_seats": still_open}
+            try:
+                version = self._change(match, seats, seat, [event], client)
+            except StaleVersion:
+                continue
+            return {"match_id": match_id, "game": match.game.info.id, "seat": seat, "name": record["name"],
+                    "token": token, "version": version, "status": "waiting" if still_open else "active",
+                    "open_seats": still_open}
+        raise SeatTakenError(f"seat {seat} changed hands meanwhile: look at the match again")
+
+    # -- leaving and replacing --------------------------------------------------
+
+    def resign(self, match_id: str, seat: int, holder: int, level: int, client: str | None) -> dict[str, Any]:
+        """The holder of ``seat`` hands it to an AI of ``level``; its token stops working."""
+        if holder != seat:
+            raise UnauthorizedError(f"only seat {seat}'s own token can hand it to an AI (this is seat {holder}'s)")
+        return self._to_ai(match_id, seat, level, client,
+                           lambda match: {"type": "seat_resigned", "seat": seat, "level": level})
+
+    def take_over(self, match_id: str, seat: int, asker: int, level: int, client: str | None) -> dict[str, Any]:
+        """Another player asks for an AI of ``level`` to play ``seat``, whose holder has let the match sit
+        idle on their turn for at least :attr:`idle_seconds`."""
+        if asker == seat:
+            raise ServiceError("use resign to hand your own seat to an AI", errors={"seat": ["is yours"]})
+
+        def event(match: LoadedMatch) -> dict[str, Any]:
+            if match.state.to_move != seat:
+                raise SeatNotIdleError(f"it is not seat {seat}'s decision: only the seat everyone is waiting for "
+                                       "can be taken over")
+            idle = self.seats.idle_seconds(match_id)
+            if idle < self.idle_seconds:
+                wait = max(1, int(self.idle_seconds - idle + 0.999))
+                raise SeatNotIdleError(f"seat {seat} has been idle for {idle:.0f} s; it can be taken over after "
+                                       f"{self.idle_seconds:.0f} s (retry after {wait} s)", retry_after=wait)
+            return {"type": "seat_taken_over", "seat": seat, "by": asker, "level": level,
+                    "idle_seconds": round(idle)}
+
+        return self._to_ai(match_id, seat, level, client, event)
+
+    def _to_ai(self, match_id: str, seat: int, level: int, client: str | None, make_event: Any) -> dict[str, Any]:
+        for _ in range(5):
+            match = load(self.store, match_id, cache=self.cache)
+            if match.state.is_over:
+                raise GameOverError("the game is over: its seats stay as they were")
+            seats = copy.deepcopy(match.stored.seats)
+            if not 0 <= seat < len(seats) or seats[seat].get("ai") or seats[seat].get("open"):
+                raise ServiceError(f"seat {seat} is not a seat a person holds", errors={"seat": ["not held"]})
+            event = make_event(match)
+            seats[seat].update(ai={"level": level}, token_hash=None)
+            try:
+                version = self._change(match, seats, seat, [event], client)
+            except StaleVersion:
+                continue
+            return {"match_id": match_id, "seat": seat, "ai": {"level": level}, "version": version}
+        raise SeatTakenError(f"seat {seat} changed hands meanwhile: look at the match again")
+
+    # -- the one write ------------------------------------------------------------
+
+    def _change(self, match: LoadedMatch, seats: list[dict[str, Any]], seat: int, events: list[dict[str, Any]],
+                client: str | None) -> int:
+        """Save the new ``seats`` as the next version (:class:`StaleVersion` if the match moved on). An AI seat
+        to move once the change is saved has its turn queued first (as a move does)."""
+        version = match.version + 1
+        after = LoadedMatch(match.stored.__class__(**{**match.stored.__dict__, "seats": seats, "version": version}),
+                            match.game, match.state)
+        if not open_seats(seats):
+            ai_seat = after.ai_seat_to_move()
+            if ai_seat is not None:
+                buckets = ["tok:" + s["token_hash"] for s in seats if s.get("token_hash")][:1]
+                if client:
+                    buckets.append("ip:" + client)
+                self.ai.queue_turn(after.stored, match.state.num_players, ai_seat, version, buckets)
+        entry = {"v": version, "s": seat, "m": None, "e": events}
+        try:
+            self.seats.change_seats(match.match_id, match.version, seats, entry)
+        except MatchNotFound:
+            raise MatchNotFoundError(f"no match {match.match_id!r} (it expired)") from None
+        if self.cache is not None:
+            self.cache.drop(match.match_id)
+        return version
