@@ -59,6 +59,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "seat_taken": (409, "Seat already taken"),
     "match_waiting": (409, "The match is waiting for its players"),
     "seat_not_idle": (409, "The seat is not idle"),
+    "match_not_over": (409, "The match is not over"),
     "not_found": (404, "Not found"),
     "method_not_allowed": (405, "Method not allowed"),
     "unsupported_media_type": (415, "Unsupported media type"),

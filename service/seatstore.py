@@ -77,6 +77,16 @@ class SeatStore:
             raise MatchNotFound(match_id)
         return max(0.0, self.store.match_ttl - left / 1000)
 
+    # -- rematches ---------------------------------------------------------------
+
+    def rematch_of(self, match_id: str, new_id: str) -> str:
+        """The id of ``match_id``'s rematch: ``new_id`` if this call is the first to ask, else the first's."""
+        key = f"ct:{{{match_id}}}:rematch"
+        if self.client.set(key, new_id, nx=True, ex=self.store.match_ttl):
+            return new_id
+        found = self.client.get(key)
+        return new_id if found is None else found.decode()
+
     # -- invitations -----------------------------------------------------------
 
     def put_invitation(self, code_hash: str, match_id: str, seat: int) -> None:

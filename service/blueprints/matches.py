@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from service.blueprints._common import body, idempotency_key, json_body, json_response, query, services
-from service.blueprints.seats import seat_store
+from service.blueprints.seats import seat_store, with_rematch_tokens
 from service.schemas import (
     AdvanceRequest,
     CreateMatchRequest,
@@ -206,7 +206,8 @@ def match_events(match_id: str) -> Any:
     svc = services()
     args = query(_events_q)
     match = load(svc.store, match_id, cache=svc.cache)
-    seat = _seat(match, required=False, token=_token() or args["access_token"])
+    token = _token() or args["access_token"]
+    seat = _seat(match, required=False, token=token)
     after = args["since"]
     resume = request.headers.get("Last-Event-ID")
     if resume is not None:
@@ -215,8 +216,9 @@ def match_events(match_id: str) -> Any:
                                       errors={"Last-Event-ID": ["not a version"]})
         after = int(resume)
     cfg = svc.config
-    stream = events.match_events(svc.store, svc.notifier, svc.cache, match_id, seat, after,
-                                 keepalive=cfg.events_keepalive_seconds, lifetime=cfg.events_max_seconds)
+    stream = with_rematch_tokens(
+        events.match_events(svc.store, svc.notifier, svc.cache, match_id, seat, after,
+                            keepalive=cfg.events_keepalive_seconds, lifetime=cfg.events_max_seconds), seat, token)
     return Response(_sse(stream, cfg.store_retry_after), mimetype="text/event-stream",
                     headers={"X-Accel-Buffering": "no"})
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, current_app, request
@@ -12,9 +13,10 @@ from service.blueprints._common import body, services
 from service.schemas import Int, Strict
 from service.seatstore import SeatStore
 from service.usecases import tokens
-from service.usecases.errors import InvalidRequestError
+from service.usecases.errors import InvalidRequestError, ServiceError
+from service.usecases.events import Event
 from service.usecases.loading import load
-from service.usecases.seats import Seats
+from service.usecases.seats import Rematches, Seats
 
 bp = Blueprint("seats", __name__)
 
@@ -107,3 +109,41 @@ def take_over(match_id: str, seat: str) -> Any:
     req = _body(_to_ai_in)
     asker = _holder(match_id)
     return _seats().take_over(match_id, _seat_no(seat), asker, req["level"], request.remote_addr), 200
+
+
+@bp.post("/v1/matches/<match_id>/rematch")
+def rematch(match_id: str) -> Any:
+    """A new match of the same players and options once this one is over, seats rotated (the deal passes on);
+    the caller's new token comes back here, every other player's through their event stream of this match."""
+    svc = services()
+    token = tokens.bearer_token(request.headers.get("Authorization"))
+    match = load(svc.store, match_id, cache=svc.cache)
+    holder = tokens.seat_of(match.stored.seats, token, required=True)
+    assert holder is not None and token is not None
+    return Rematches(_seats()).rematch(match_id, holder, token, request.remote_addr), 200
+
+
+def with_rematch_tokens(stream: Iterator[Event], seat: int | None, token: str | None) -> Iterator[Event]:
+    """A seat's event stream, where the old match's ``rematch`` event is followed by a private ``rematch``
+    event for that seat: the new match, its seat there and its token (derived from the token the stream was
+    opened with, so nobody else's stream can carry it). (Made now: the stream runs after the request.)"""
+    return _rematch_tokens(stream, seat, token, Rematches(_seats()), request.remote_addr)
+
+
+def _rematch_tokens(stream: Iterator[Event], seat: int | None, token: str | None, rematches: Rematches,
+                    client: str | None) -> Iterator[Event]:
+    for event in stream:
+        yield event
+        if seat is None or token is None or event.kind != "move" or not event.data or event.data.get("move"):
+            continue
+        for ev in event.data.get("events") or []:
+            if ev.get("type") != "rematch" or str(seat) not in (ev.get("seats") or {}):
+                continue
+            new_seat = int(ev["seats"][str(seat)])
+            try:
+                new_token = rematches.pick_up(ev["match_id"], new_seat, token, client)
+            except ServiceError as exc:
+                yield Event("rematch", event.version, {"match_id": ev["match_id"], "seat": new_seat,
+                                                      "error": exc.code, "detail": exc.detail})
+                continue
+            yield Event("rematch", event.version, {"match_id": ev["match_id"], "seat": new_seat, "token": new_token})

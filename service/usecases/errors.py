@@ -106,3 +106,9 @@ class SeatNotIdleError(ServiceError):
     """A takeover asked for a seat that is not the one everyone waits for, or not for long enough yet."""
 
     code = "seat_not_idle"
+
+
+class MatchNotOverError(ServiceError):
+    """A rematch asked for before the match ended."""
+
+    code = "match_not_over"

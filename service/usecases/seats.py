@@ -17,6 +17,7 @@ Every change is a version of its own (:meth:`service.seatstore.SeatStore.change_
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import hmac
@@ -27,12 +28,13 @@ from typing import Any
 
 from engine.errors import GameOverError
 from service.seatstore import SeatStore
-from service.store import MatchNotFound, MatchStore, StaleVersion
+from service.store import MatchNotFound, MatchStore, StaleVersion, StoredMatch
 from service.usecases.ai_work import AiWork
 from service.usecases.errors import (
     InvitationExpiredError,
     InvitationNotFoundError,
     MatchNotFoundError,
+    MatchNotOverError,
     MatchWaitingError,
     SeatNotIdleError,
     SeatTakenError,
@@ -40,6 +42,7 @@ from service.usecases.errors import (
     UnauthorizedError,
 )
 from service.usecases.loading import LoadedMatch, MatchCache, load
+from service.usecases.moves import dumps
 from service.usecases.tokens import new_token, token_hash
 
 #: Invitation codes: ten letters and digits that cannot be mistaken for one another when read aloud or
@@ -47,6 +50,10 @@ from service.usecases.tokens import new_token, token_hash
 CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 CODE_LENGTH = 10
 NOT_FOUND = "no such invitation (check the code; it may have been mistyped)"
+
+
+def new_match_id() -> str:
+    return secrets.token_urlsafe(12)
 
 
 def new_code() -> str:
@@ -224,3 +231,106 @@ class Seats:
         if self.cache is not None:
             self.cache.drop(match.match_id)
         return version
+
+
+# -- rematches ---------------------------------------------------------------------------------------------
+
+
+def rematch_token(old_token: str, new_match_id: str, new_seat: int) -> str:
+    """A player's token in the rematch, derived from their token in the old match: only its holder can have it,
+    and it comes out the same however often it is asked for (the server stores only its hash)."""
+    mac = hmac.new(old_token.encode(), f"cardtable-rematch/{new_match_id}/{new_seat}".encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()[:24]).decode().rstrip("=")
+
+
+def first_dealer(match: LoadedMatch) -> int:
+    """The dealer the match started with (its start replayed: seed, options, setup)."""
+    start, game = match.stored.start, match.game
+    if start.get("setup") is not None:
+        state = game.from_setup(start["num_players"], start["setup"], start["options"], seed=start["seed"])
+    else:
+        state = game.new_match(start["num_players"], start["options"], seed=start["seed"])
+    return int(state.dealer)
+
+
+class Rematches:
+    """``POST /v1/matches/{id}/rematch``: the same players and options, seats rotated so that the deal passes
+    to the next player (as it does between rounds), every person's seat waiting for its holder."""
+
+    def __init__(self, seats: Seats) -> None:
+        self.use = seats
+
+    def rematch(self, match_id: str, holder: int, holder_token: str, client: str | None) -> dict[str, Any]:
+        use = self.use
+        match = load(use.store, match_id, cache=use.cache)
+        if not match.state.is_over:
+            raise MatchNotOverError("a rematch begins once this match is over")
+        mine = new_match_id()
+        new_id = use.seats.rematch_of(match_id, mine)
+        if new_id == mine:
+            new = self._create(match, new_id, holder)
+        else:  # another player asked first: theirs (being made, perhaps, this very moment)
+            for _ in range(50):
+                try:
+                    new = load(use.store, new_id, cache=use.cache)
+                    break
+                except MatchNotFoundError:
+                    time.sleep(0.05)
+            else:
+                raise MatchNotFoundError(f"the rematch {new_id!r} is gone (it may have expired)")
+        placed = next(i for i, s in enumerate(new.stored.seats) if s.get("rematch_of") == holder)
+        token = self.pick_up(new_id, placed, holder_token, client)
+        return {"match_id": new_id, "game": new.game.info.id, "seat": placed, "token": token,
+                "seats": [{"seat": i, "name": s["name"], "ai": s.get("ai"), "from_seat": s.get("rematch_of")}
+                          for i, s in enumerate(new.stored.seats)]}
+
+    def _create(self, old: LoadedMatch, new_id: str, holder: int) -> LoadedMatch:
+        use, game = self.use, old.game
+        n = old.state.num_players
+        seed = secrets.randbelow(2**62)
+        state = game.new_match(n, old.stored.start["options"], seed=seed)
+        # the player after the old first dealer deals first now
+        shift = int(state.dealer) - (first_dealer(old) + 1)
+        seats: list[dict[str, Any]] = [{}] * n
+        for k, s in enumerate(old.stored.seats):
+            person = not s.get("ai")
+            seats[(k + shift) % n] = {"name": s.get("name"), "ai": None if person else s["ai"], "token_hash": None,
+                                      "open": person, "rematch_of": k}
+        start = {"num_players": n, "options": dict(state.options), "seed": seed, "setup": None,
+                 "rematch_of": old.match_id}
+        stored = StoredMatch(new_id, game.info.id, 0, dumps(game.to_json(state)), seats, start, time.time())
+        use.store.create(stored)
+        # the old match says so: a version of its own, whose event each player's stream turns into their token
+        moved = {str(k): (k + shift) % n for k in range(n)}
+        entry: dict[str, Any] = {"v": old.version + 1, "s": holder, "m": None,
+                 "e": [{"type": "rematch", "match_id": new_id, "seats": moved}]}
+        for _ in range(5):
+            try:
+                use.seats.change_seats(old.match_id, old.version, old.stored.seats, entry)
+                break
+            except StaleVersion:
+                old = load(use.store, old.match_id, cache=use.cache)
+                entry["v"] = old.version + 1
+        return LoadedMatch(stored, game, state)
+
+    def pick_up(self, new_id: str, seat: int, old_token: str, client: str | None) -> str:
+        """The rematch token of the holder of ``old_token``, its seat taken on first pick-up."""
+        use = self.use
+        token = rematch_token(old_token, new_id, seat)
+        for _ in range(5):
+            match = load(use.store, new_id, cache=use.cache)
+            seats = copy.deepcopy(match.stored.seats)
+            record = seats[seat]
+            if record.get("token_hash") == token_hash(token):
+                return token
+            if not record.get("open"):
+                raise SeatTakenError(f"seat {seat} of the rematch is not waiting for you")
+            record.update(open=False, token_hash=token_hash(token))
+            still_open = open_seats(seats)
+            event = {"type": "seat_claimed", "seat": seat, "name": record["name"], "open_seats": still_open}
+            try:
+                use._change(match, seats, seat, [event], client)
+            except StaleVersion:
+                continue
+            return token
+        raise SeatTakenError(f"seat {seat} of the rematch changed hands meanwhile: try again")

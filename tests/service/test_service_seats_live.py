@@ -3,12 +3,15 @@ an AI by its holder (and the AI then plays it), an idle seat taken over on anoth
 
 from __future__ import annotations
 
+import json
+import random
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from engine.registry import get_game
 from tests.servers import RedisServer
 from tests.service.helpers import bearer, make_app
 from tests.service.test_service_live import EventStream, Server
@@ -121,3 +124,79 @@ def test_an_idle_seat_is_taken_over_on_the_others_request(two: tuple[Server, Ser
     stream.close()
     _, _, view = a.request("GET", f"/v1/matches/{mid}")
     assert view["seats"][idle]["ai"] == {"level": 2} and view["version"] >= done["version"] + 1
+
+
+def play_to_the_end(a: Server, mid: str, tokens: list[str], seed: int) -> int:
+    rng = random.Random(seed)
+    for _ in range(2000):
+        _, _, view = a.request("GET", f"/v1/matches/{mid}")
+        if view["status"] == "over":
+            return int(view["version"])
+        seat = view["view"]["to_move"]
+        _, _, legal = a.request("GET", f"/v1/matches/{mid}/legal-moves", headers=bearer(tokens[seat]))
+        status, _, _ = a.request("POST", f"/v1/matches/{mid}/moves",
+                                 {"move": rng.choice(legal["moves"]), "expected_version": view["version"]},
+                                 bearer(tokens[seat]))
+        assert status == 200
+    raise AssertionError("the match did not end")
+
+
+def test_a_rematch_rotates_the_seats_and_each_player_gets_the_new_token_on_their_stream(
+        two: tuple[Server, Server]) -> None:
+    a, b = two
+    status, _, m = a.request("POST", "/v1/matches", {
+        "game": "least-score", "seed": 4, "options": {"threshold": 25, "max_turns_per_round": 10},
+        "players": [{"name": "Host"}, {"open": True}, {"name": "Bot", "ai": {"level": 1}}]})
+    mid, host = m["match_id"], m["seats"][0]["token"]
+    _, _, claimed = a.request("POST", f"/v1/invitations/{m['seats'][1]['invitation']['code']}/claim",
+                              {"name": "Guest"})
+    guest = claimed["token"]
+    status, _, body = a.request("POST", f"/v1/matches/{mid}/rematch", {}, bearer(host))
+    assert status == 409 and body["code"] == "match_not_over"
+    # the AI seat plays its own turns: the people play theirs
+    rng = random.Random(4)
+    for _ in range(3000):
+        _, _, view = a.request("GET", f"/v1/matches/{mid}?since=0&wait=5")
+        if view["status"] == "over":
+            break
+        seat = view["view"]["to_move"]
+        if seat == 2:
+            a.request("GET", f"/v1/matches/{mid}?since={view['version']}&wait=5")
+            continue
+        token = [host, guest][seat]
+        _, _, legal = a.request("GET", f"/v1/matches/{mid}/legal-moves", headers=bearer(token))
+        a.request("POST", f"/v1/matches/{mid}/moves", {"move": rng.choice(legal["moves"]),
+                                                       "expected_version": view["version"]}, bearer(token))
+    else:
+        raise AssertionError("the match did not end")
+    end = view["version"]
+    guest_stream = EventStream(b.port, f"/v1/matches/{mid}/events?since={end}&access_token={guest}")
+    spectator = EventStream(b.port, f"/v1/matches/{mid}/events?since={end}")
+    status, _, mine = a.request("POST", f"/v1/matches/{mid}/rematch", {}, bearer(host))
+    assert status == 200, mine
+    new_id = mine["match_id"]
+    assert new_id != mid and mine["game"] == "least-score"
+    # the guest's token comes on the guest's stream of the old match, and only there
+    told = guest_stream.next_of("rematch")
+    assert told["data"]["match_id"] == new_id and told["data"]["token"]
+    event = spectator.next_of("move")
+    assert event["data"]["events"][0]["type"] == "rematch"
+    assert "token" not in json.dumps(event) and spectator.next()["comment"] == "keep-alive"
+    guest_stream.close()
+    spectator.close()
+    # the same players, rotated: the player after the old first dealer deals first now
+    moved = event["data"]["events"][0]["seats"]
+    assert sorted(moved.values()) == [0, 1, 2]
+    _, _, new = a.request("GET", f"/v1/matches/{new_id}", headers=bearer(told["data"]["token"]))
+    assert new["seat"] == told["data"]["seat"] == moved["1"] and new["status"] == "active"
+    assert [s["name"] for s in new["seats"]] == [["Host", "Guest", "Bot"][k] for k in
+                                                 sorted(range(3), key=lambda k: moved[str(k)])]
+    assert new["seats"][moved["2"]]["ai"] == {"level": 1}
+    old_first_dealer = get_game("least-score").new_match(3, {"threshold": 25, "max_turns_per_round": 10},
+                                                         seed=4).dealer
+    assert new["view"]["dealer"] == moved[str((old_first_dealer + 1) % 3)]
+    _, _, host_view = a.request("GET", f"/v1/matches/{new_id}", headers=bearer(mine["token"]))
+    assert host_view["seat"] == mine["seat"] == moved["0"]
+    # asked again (by the guest): the same rematch, and the same token the stream gave
+    status, _, again = a.request("POST", f"/v1/matches/{mid}/rematch", {}, bearer(guest))
+    assert status == 200 and again["match_id"] == new_id and again["token"] == told["data"]["token"]
