@@ -59,7 +59,8 @@ export function renderHand(view, r) {
 export const GROUP_ABOVE = 8;
 
 export function renderMoves(view, r, mine) {
-  $("moves-title").textContent = isOver(view) ? "The match is over" : mine ? "Your moves" : "Waiting for the AI";
+  $("moves-title").textContent = isOver(view) ? "The match is over" : mine ? "Your moves"
+    : `Waiting for ${S.ai[view.to_move] ? "the AI" : S.names[view.to_move]}`;
   $("hint-button").classList.toggle("hidden", !mine);
   const button = (move, label) => {
     const b = el("button", { type: "button", class: `move ${r.moveClass(move)}`.trim(), "aria-label": textOf(r.describeMove(move, view)) }, ...label);
@@ -121,6 +122,10 @@ export function describeEvent(ev) {
       return el("strong", { text: `${ev.type === "deal_start" ? "Deal" : "Round"} ${ev.round} begins` + (Number.isInteger(ev.dealer) ? ` (dealer: ${S.names[ev.dealer]})` : "") });
     case "round_end": case "deal_end": return el("strong", { text: `${ev.type === "deal_end" ? "Deal" : "Round"} ${ev.round} is over` });
     case "game_end": return el("strong", { text: "The match is over" });
+    case "seat_claimed": return el("strong", { text: `${ev.name} joined` });
+    case "seat_resigned": return `${who} left: an AI (level ${ev.level}) plays the seat now`;
+    case "seat_taken_over": return `${who} was away too long: an AI (level ${ev.level}) plays the seat now`;
+    case "rematch": return el("strong", { text: "A rematch is ready" });
     default: {
       const fields = Object.entries(ev).filter(([k]) => k !== "type" && k !== "seat");
       return [who ? `${who}: ` : "", words(ev.type), ...fields.flatMap(([k, val]) => [` ${words(k)} `, valueEl(val, v)])];

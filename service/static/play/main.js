@@ -9,7 +9,8 @@
  *
  * Plain ES modules, no build step: api.js (the state and the API), cards.js (drawing cards and values),
  * renderers.js (per-game tables), setup.js (the new-match form), match.js (the stream, moves, hints),
- * draw.js (the table, the log, the summaries), main.js (this: start).
+ * draw.js (the table, the log, the summaries), friends.js (invitations, the join page, the waiting room),
+ * main.js (this: start).
  *
  * The table is drawn generically from the view (every key a game adds is shown, cards as cards), with
  * small per-game renderers keyed by game id where a game reads better another way.
@@ -17,6 +18,7 @@
 import { STORE_KEY, S } from "./api.js";
 import { $ } from "./cards.js";
 import { RENDERERS } from "./renderers.js";
+import { friendChoices, isJoinPage, showJoinPage } from "./friends.js";
 import { loadGames, onGameChange, startMatch, enterMatch, newMatch } from "./setup.js";
 import { isOver, fetchView, follow, showHint, showView } from "./match.js";
 
@@ -28,6 +30,7 @@ async function resume() {
   const game = S.games.find((g) => g.id === saved.game);
   if (!game) return false;
   Object.assign(S, { game, matchId: saved.matchId, token: saved.token, seat: saved.seat, names: saved.names,
+    invitations: saved.invitations || {},
     ai: saved.ai, level: saved.level || 3, version: null, shownVersion: null, overShown: false, loggedVersion: 0, shownRounds: 0, lastRoundEnd: null });
   try {
     enterMatch();
@@ -53,7 +56,9 @@ async function main() {
     $("setup-error").textContent = `Could not load the games: ${err.message}`;
     return;
   }
-  await resume();
+  if (isJoinPage()) showJoinPage();
+  else await resume();
+  $("players-select").addEventListener("change", () => friendChoices(Number($("players-select").value), $("friends-select")));
   document.body.dataset.ready = "true";
 }
 

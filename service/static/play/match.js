@@ -2,6 +2,7 @@ import { S, api, newKey, matchPath } from "./api.js";
 import { $, el, richText, plural } from "./cards.js";
 import { renderer } from "./renderers.js";
 import { render, setMovesEnabled, describeEvent, showRoundSummary, showGameOver } from "./draw.js";
+import { hideWaitingRoom, showWaitingRoom } from "./friends.js";
 
 // -- the match loop -------------------------------------------------------------------------------
 
@@ -66,6 +67,8 @@ export async function refresh() {
 export async function showView(view, version) {
   if (Number.isInteger(version) && Number.isInteger(S.shownVersion) && version < S.shownVersion) return;
   if (Number.isInteger(version)) { S.shownVersion = version; S.version = Math.max(S.version || 0, version); }
+  if (S.match && S.match.status === "waiting") { S.view = view; showWaitingRoom(S.match); return; }
+  if (!$("waiting").classList.contains("hidden")) { hideWaitingRoom(); $("match").classList.remove("hidden"); }
   setView(view);
   if (isOver(view)) {
     S.moves = [];
@@ -89,7 +92,11 @@ export async function showView(view, version) {
 export async function fetchView() {
   S.viewReads += 1;
   const body = await api("GET", matchPath(`?since=${S.loggedVersion}`));
-  if (typeof S.onMatch === "function") S.onMatch(body);
+  if (Array.isArray(body.seats)) {
+    S.match = body; // the match around the view: its status (waiting, active, over) and its seats
+    S.names = body.seats.map((s) => s.name || (s.ai ? `AI ${s.seat}` : `Seat ${s.seat}`));
+    S.ai = body.seats.map((s) => !!s.ai);
+  }
   absorbEvents(body.events || []);
   return { version: body.version, view: body.view && typeof body.view === "object" ? body.view : body };
 }

@@ -1,6 +1,7 @@
 import { STORE_KEY, S, api } from "./api.js";
 import { $, el, words, playersText } from "./cards.js";
 import { follow, refresh, unfollow } from "./match.js";
+import { friendChoices, hideWaitingRoom, keepInvitations, saveSession, seatsFor } from "./friends.js";
 
 // -- setup ----------------------------------------------------------------------------------------
 
@@ -22,6 +23,7 @@ export function onGameChange() {
   const options = [];
   for (let n = game.min_players; n <= game.max_players; n++) options.push(el("option", { value: String(n), text: String(n) }));
   players.replaceChildren(...options);
+  friendChoices(Number(players.value), $("friends-select"));
   $("game-summary").textContent = `${playersText(game)} · ${game.lower_score_wins === false ? "highest" : "lowest"} total wins`;
   $("rules-link").href = `/rules/${encodeURIComponent(game.id)}`;
   $("rules-link").textContent = `The rules of ${game.name}`;
@@ -81,8 +83,7 @@ export async function startMatch(ev) {
   const game = S.games.find((g) => g.id === $("game-select").value);
   const n = Number($("players-select").value);
   const level = Number($("level-select").value);
-  const players = [{ name: $("name-input").value.trim() || "You" }];
-  for (let i = 1; i < n; i++) players.push({ name: `AI ${i}`, ai: { level } });
+  const players = seatsFor($("name-input").value.trim() || "You", n, Number($("friends-select").value || 0), level);
   const body = { game: game.id, players };
   const options = chosenOptions();
   if (Object.keys(options).length) body.options = options;
@@ -98,8 +99,8 @@ export async function startMatch(ev) {
       ai: created.seats.map((s) => !!s.ai), version: created.version, shownRounds: 0, loggedVersion: 0,
       lastRoundEnd: null, shownVersion: null, overShown: false,
     });
-    sessionStorage.setItem(STORE_KEY, JSON.stringify({ game: game.id, matchId: S.matchId, token: S.token,
-      seat: S.seat, names: S.names, ai: S.ai, level }));
+    keepInvitations(created);
+    saveSession();
     enterMatch();
     follow();
     await refresh();
@@ -125,6 +126,7 @@ export function enterMatch() {
 
 export function newMatch() {
   unfollow();
+  hideWaitingRoom();
   sessionStorage.removeItem(STORE_KEY);
   Object.assign(S, { matchId: null, token: null, view: null, moves: [] });
   $("match").classList.add("hidden");
