@@ -221,3 +221,52 @@ def test_claimed_seats_leak_nothing(c: Any, game: Any) -> None:
         assert r.status_code == 200, r.get_json()
         version = r.get_json()["version"]
     assert checked > 0
+
+
+def test_racing_claims_of_one_code_give_one_token(c: Any, seats_app: Any) -> None:
+    """Eight clients claim the same code at once (threads, real Redis): one gets the token, the others 409."""
+    import threading
+
+    m = invite(c)
+    code = m["seats"][1]["invitation"]["code"]
+    answers: list[Any] = []
+    start = threading.Barrier(8)
+
+    def claim() -> None:
+        client = seats_app.test_client()
+        start.wait()
+        r = client.post(f"/v1/invitations/{code}/claim", json={})
+        answers.append((r.status_code, r.get_json()))
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(status for status, _ in answers) == [200] + [409] * 7, answers
+    assert {body["code"] for status, body in answers if status == 409} == {"seat_taken"}
+    assert c.get(f"/v1/matches/{m['match_id']}").get_json()["version"] == 1  # one claim saved, once
+
+
+def test_claims_of_two_seats_at_once_both_land(c: Any, seats_app: Any) -> None:
+    """Two friends claim their seats at the same moment: the one that loses the version race retries."""
+    import threading
+
+    m = invite(c, players=[{"name": "Ann"}, {"open": True}, {"open": True}])
+    codes = [m["seats"][i]["invitation"]["code"] for i in (1, 2)]
+    answers: list[int] = []
+    start = threading.Barrier(2)
+
+    def claim(code: str) -> None:
+        client = seats_app.test_client()
+        start.wait()
+        answers.append(client.post(f"/v1/invitations/{code}/claim", json={}).status_code)
+
+    threads = [threading.Thread(target=claim, args=(code,)) for code in codes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert answers == [200, 200]
+    view = c.get(f"/v1/matches/{m['match_id']}").get_json()
+    assert view["status"] == "active" and view["version"] == 2
