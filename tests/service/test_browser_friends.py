@@ -171,6 +171,21 @@ def test_two_people_and_an_ai_play_a_whole_least_score_match(browser: Any, base_
     assert host.page.locator("#final-scores tbody tr").count() >= 2  # a deal or more, and the totals
     assert host.page.locator("#log li").filter(has_text="AI 2").count() > 0  # the AI seat played too
     no_polling(people)
+    # a rematch: Ann starts it; Bea's place and token arrive on her stream of the old match
+    old = host.state("matchId")
+    host.page.click("#rematch-button")
+    guest.page.click("#rematch-join", timeout=30_000)
+    for p in people:
+        p.page.wait_for_function(f"() => cardtable.S.matchId !== {old!r} && cardtable.S.shownVersion !== null")
+    assert host.state("matchId") == guest.state("matchId")
+    names = host.state("names")
+    assert sorted(names) == ["AI 2", "Ann", "Bea"]  # the same players (seated by the dealer rule: the service tests)
+    assert names[host.state("seat")] == "Ann" and names[guest.state("seat")] == "Bea"
+    check_screens(people, base_url)
+    mover = next((p for p in people if p.my_turn()), None)
+    if mover is not None:  # the rematch plays on
+        mover.page.locator("button.move").first.click()
+        check_screens(people, base_url)
     for p in people:
         p.close()
 

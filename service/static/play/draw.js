@@ -2,6 +2,7 @@ import { STORE_KEY, S } from "./api.js";
 import { $, suitIndex, cardOrder, isWild, el, cardEl, meldEl, valueEl, words, capital } from "./cards.js";
 import { ROUNDS, rummyRounds, RENDERERS, renderer } from "./renderers.js";
 import { isOver, playMove, sortKeys } from "./match.js";
+import { rematchBox } from "./friends.js";
 
 // -- drawing --------------------------------------------------------------------------------------
 
@@ -193,7 +194,8 @@ export function showGameOver() {
   const box = $("summary");
   const last = box.classList.contains("hidden") ? [] : Array.from(box.childNodes);
   box.replaceChildren(el("h3", { text: "Game over" }), el("p", { class: "winner", id: "winner", text }),
-    el("div", { class: "table-wrap" }, el("table", { class: "summary-table", id: "final-scores" }, el("thead", {}, head), el("tbody", {}, rows))), ...last);
+    el("div", { class: "table-wrap" }, el("table", { class: "summary-table", id: "final-scores" }, el("thead", {}, head), el("tbody", {}, rows))),
+    rematchBox(), ...last);
   box.classList.remove("hidden");
   sessionStorage.removeItem(STORE_KEY);
 }

@@ -5,7 +5,7 @@
 
 import { STORE_KEY, S, api } from "./api.js";
 import { $, el } from "./cards.js";
-import { follow, refresh } from "./match.js";
+import { follow, refresh, unfollow } from "./match.js";
 import { enterMatch } from "./setup.js";
 
 /** The seats of a new match: you, then ``friends`` open seats, then AIs of ``level``. */
@@ -126,4 +126,44 @@ async function join(ev) {
   } finally {
     $("join-button").disabled = false;
   }
+}
+
+// -- the rematch ------------------------------------------------------------------------------------
+
+/** The game-over panel's rematch button (and, once someone started one, the way in). */
+export function rematchBox() {
+  const start = el("button", { type: "button", id: "rematch-button", class: "primary", text: "Rematch" });
+  start.addEventListener("click", startRematch);
+  return el("div", { id: "rematch-box", class: "actions" }, start,
+    el("span", { class: "muted small", text: " the same players and options; the deal passes to the next seat" }));
+}
+
+async function startRematch() {
+  $("rematch-button").disabled = true;
+  try {
+    switchTo(await api("POST", `/v1/matches/${encodeURIComponent(S.matchId)}/rematch`));
+  } catch (err) {
+    $("rematch-box").append(el("p", { class: "error", text: err.message }));
+    $("rematch-button").disabled = false;
+  }
+}
+
+/** Someone started a rematch: this seat's place and token in it came on this seat's stream. */
+export function offerRematch(data) {
+  const box = $("rematch-box");
+  if (!box || !data.token) return;
+  const join = el("button", { type: "button", id: "rematch-join", class: "primary", text: "Play the rematch" });
+  join.addEventListener("click", () => switchTo(data));
+  box.replaceChildren(el("strong", { text: "A rematch is ready. " }), join);
+}
+
+function switchTo(seat) {
+  unfollow();
+  Object.assign(S, { matchId: seat.match_id, token: seat.token, seat: seat.seat, version: null, shownVersion: null,
+    overShown: false, loggedVersion: 0, shownRounds: 0, lastRoundEnd: null, invitations: {}, moves: [],
+    match: null });
+  saveSession();
+  enterMatch();
+  follow();
+  refresh();
 }

@@ -2,7 +2,7 @@ import { S, api, newKey, matchPath } from "./api.js";
 import { $, el, richText, plural } from "./cards.js";
 import { renderer } from "./renderers.js";
 import { render, setMovesEnabled, describeEvent, showRoundSummary, showGameOver } from "./draw.js";
-import { hideWaitingRoom, showWaitingRoom } from "./friends.js";
+import { hideWaitingRoom, offerRematch, showWaitingRoom } from "./friends.js";
 
 // -- the match loop -------------------------------------------------------------------------------
 
@@ -20,6 +20,8 @@ export function follow() {
   S.stream = source;
   source.addEventListener("open", () => { S.streamOpen = true; $("stream-error").textContent = ""; });
   source.addEventListener("move", (e) => onStreamed(JSON.parse(e.data)));
+  // after the end: a rematch someone started, with this seat's place and token in it (this stream only)
+  source.addEventListener("rematch", (e) => offerRematch(JSON.parse(e.data)));
   source.addEventListener("error", (e) => {
     // a server's error event carries data (then the browser reconnects by itself); a refused
     // connection (the match expired, a token that is no longer a seat's) closes the stream for good
@@ -53,7 +55,9 @@ export async function refresh() {
   try {
     do {
       S.dirty = false;
+      const match = S.matchId;
       const { version, view } = await fetchView();
+      if (match !== S.matchId) { S.dirty = true; continue; } // a rematch began meanwhile: read the new one
       await showView(view, version);
     } while (S.dirty);
   } catch (err) {
@@ -75,12 +79,13 @@ export async function showView(view, version) {
     render();
     if (!S.overShown) showGameOver(); // once, whichever answer (a move's, a read's) showed the end first
     S.overShown = true;
-    unfollow();
+    // with other people at the table, keep listening: one of them may start a rematch
+    if (!S.ai.some((ai, seat) => !ai && seat !== S.seat)) unfollow();
     return;
   }
   if (view.to_move === S.seat) {
     const legal = await api("GET", matchPath("/legal-moves"));
-    if (legal.version !== S.version) { S.dirty = true; return; } // someone moved meanwhile: read again
+    if (legal.version !== S.version) { S.dirty = true; return; } // someone moved (or a rematch began): read again
     S.moves = legal.moves || [];
   } else {
     S.moves = [];
@@ -91,7 +96,9 @@ export async function showView(view, version) {
 /** GET the seat's view: ``{version, view}``, logging the events since the last one logged. */
 export async function fetchView() {
   S.viewReads += 1;
+  const match = S.matchId;
   const body = await api("GET", matchPath(`?since=${S.loggedVersion}`));
+  if (match !== S.matchId) return { version: null, view: body.view }; // read for a match left meanwhile
   if (Array.isArray(body.seats)) {
     S.match = body; // the match around the view: its status (waiting, active, over) and its seats
     S.names = body.seats.map((s) => s.name || (s.ai ? `AI ${s.seat}` : `Seat ${s.seat}`));
