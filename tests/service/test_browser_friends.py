@@ -217,8 +217,37 @@ def test_three_people_start_a_contract_rummy_match(browser: Any, base_url: str, 
         assert mover is not None
         mover.page.locator("button.move").first.click()
         check_screens(people, base_url)
-    assert {p.page.inner_text("#log") for p in people} and all(p.page.locator("#log li").count() >= 12
-                                                                for p in people)
+    assert all(p.page.locator("#log li").count() >= 12 for p in people)
     no_polling(people)
+    # waiting for a person: the others may ask for an AI to play for them, once the table waited long enough
+    mover = next(p for p in people if p.my_turn())
+    other = next(p for p in people if p is not mover)
+    assert other.page.is_visible("#takeover-button") and mover.name in other.page.inner_text("#takeover-button")
+    assert not mover.page.is_visible("#takeover-button")
+    other.page.click("#takeover-button")
+    other.page.wait_for_selector("#people-error:has-text('idle')")
+    # Cy leaves: an AI plays Cy's seat from now on, and the others' screens say so
+    cy = friends[1]
+    cy.page.click("#leave-button")
+    cy.page.wait_for_function("() => ['#move-error', '#people-error'].some((s) => document.querySelector(s).textContent)")
+    assert "You left the table" in cy.page.inner_text("#move-error"), cy.page.inner_text("#people-error")
+    assert cy.page.locator("button.move").count() == 0
+    staying = [host, friends[0]]
+    for p in staying:
+        p.page.wait_for_selector("#log li:has-text('Cy left: an AI (level 3) plays the seat now')")
+    check_screens(staying, base_url)
+    for _ in range(4):
+        mover = wait_for_a_mover(staying)
+        mover.page.locator("button.move").first.click()
+        check_screens(staying, base_url)
     for p in people:
         p.close()
+
+
+def wait_for_a_mover(people: list[Person]) -> Person:
+    for _ in range(300):
+        mover = next((p for p in people if p.my_turn()), None)
+        if mover is not None:
+            return mover
+        people[0].page.wait_for_timeout(100)
+    raise AssertionError("nobody's turn came")

@@ -2,7 +2,7 @@ import { STORE_KEY, S } from "./api.js";
 import { $, suitIndex, cardOrder, isWild, el, cardEl, meldEl, valueEl, words, capital } from "./cards.js";
 import { ROUNDS, rummyRounds, RENDERERS, renderer } from "./renderers.js";
 import { isOver, playMove, sortKeys } from "./match.js";
-import { rematchBox } from "./friends.js";
+import { peopleTools, rematchBox } from "./friends.js";
 
 // -- drawing --------------------------------------------------------------------------------------
 
@@ -63,6 +63,7 @@ export function renderMoves(view, r, mine) {
   $("moves-title").textContent = isOver(view) ? "The match is over" : mine ? "Your moves"
     : `Waiting for ${S.ai[view.to_move] ? "the AI" : S.names[view.to_move]}`;
   $("hint-button").classList.toggle("hidden", !mine);
+  peopleTools(view, mine);
   const button = (move, label) => {
     const b = el("button", { type: "button", class: `move ${r.moveClass(move)}`.trim(), "aria-label": textOf(r.describeMove(move, view)) }, ...label);
     b.dataset.key = JSON.stringify(sortKeys(move));

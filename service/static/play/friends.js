@@ -128,6 +128,51 @@ async function join(ev) {
   }
 }
 
+// -- leaving, and a friend who is away --------------------------------------------------------------
+
+/** With other people at the table: leave (an AI of your level plays on), or, while everyone waits for a person,
+ * ask for an AI to play their seat (the server allows it once the match has waited long enough for them). */
+export function peopleTools(view, mine) {
+  const others = S.ai.some((ai, seat) => !ai && seat !== S.seat);
+  const playing = others && !Array.isArray(view.winners);
+  $("people-tools").classList.toggle("hidden", !playing);
+  if (!playing) return;
+  const waitingFor = !mine && !S.ai[view.to_move] ? view.to_move : null;
+  const takeover = $("takeover-button");
+  takeover.classList.toggle("hidden", waitingFor === null);
+  if (waitingFor !== null) {
+    takeover.textContent = `${S.names[waitingFor]} is away? Let an AI play for them`;
+    takeover.dataset.seat = String(waitingFor);
+  }
+  if (S.peopleToolsBound) return;
+  S.peopleToolsBound = true;
+  takeover.addEventListener("click", () => seatToAi(`/seats/${takeover.dataset.seat}/takeover`));
+  $("leave-button").addEventListener("click", async () => {
+    S.left = true; // the seat's token stops working: what the stream says next is not for this page
+    unfollow();
+    if (!await seatToAi(`/seats/${S.seat}/resign`)) {
+      S.left = false;
+      follow();
+    } else {
+      sessionStorage.removeItem(STORE_KEY);
+      $("people-tools").classList.add("hidden");
+      $("move-error").textContent = "You left the table: an AI plays your seat now.";
+      $("moves").replaceChildren();
+    }
+  });
+}
+
+async function seatToAi(suffix) {
+  $("people-error").textContent = "";
+  try {
+    await api("POST", `/v1/matches/${encodeURIComponent(S.matchId)}${suffix}`, { level: S.level || 3 });
+    return true;
+  } catch (err) {
+    $("people-error").textContent = err.message;
+    return false;
+  }
+}
+
 // -- the rematch ------------------------------------------------------------------------------------
 
 /** The game-over panel's rematch button (and, once someone started one, the way in). */
@@ -161,7 +206,7 @@ function switchTo(seat) {
   unfollow();
   Object.assign(S, { matchId: seat.match_id, token: seat.token, seat: seat.seat, version: null, shownVersion: null,
     overShown: false, loggedVersion: 0, shownRounds: 0, lastRoundEnd: null, invitations: {}, moves: [],
-    match: null });
+    match: null, left: false });
   saveSession();
   enterMatch();
   follow();

@@ -61,7 +61,7 @@ export async function refresh() {
       await showView(view, version);
     } while (S.dirty);
   } catch (err) {
-    $("move-error").textContent = err.message;
+    if (!S.left) $("move-error").textContent = err.message;
   } finally {
     S.refreshing = false;
   }
