@@ -21,6 +21,8 @@ from tests.service.test_browser import READY, ROOT, watch_for_problems
 base_url, browser, shots = _browser_tests.base_url, _browser_tests.browser, _browser_tests.shots
 
 README_SCREENSHOT = ROOT / "docs" / "screenshot-waiting-room.png"
+# the page said how leaving went (or why not)
+SAID_SOMETHING = "() => ['#move-error', '#people-error'].some((s) => document.querySelector(s).textContent)"
 # a page whose seat is to move (its moves enabled), or the end
 SETTLED = """(version) => { const S = cardtable.S; return S.shownVersion >= version && !S.refreshing && !S.busy; }"""
 
@@ -229,7 +231,7 @@ def test_three_people_start_a_contract_rummy_match(browser: Any, base_url: str, 
     # Cy leaves: an AI plays Cy's seat from now on, and the others' screens say so
     cy = friends[1]
     cy.page.click("#leave-button")
-    cy.page.wait_for_function("() => ['#move-error', '#people-error'].some((s) => document.querySelector(s).textContent)")
+    cy.page.wait_for_function(SAID_SOMETHING)
     assert "You left the table" in cy.page.inner_text("#move-error"), cy.page.inner_text("#people-error")
     assert cy.page.locator("button.move").count() == 0
     staying = [host, friends[0]]
