@@ -415,3 +415,31 @@ def test_join_errors_are_reported(live_service: str) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 2 and "give no GAME" in child.before
+
+
+def test_join_waits_for_the_other_friends_then_plays(live_service: str) -> None:
+    """Joined while a seat is still open: the terminal says it waits, hears the last friend join on the stream,
+    then shows the table; q leaves (the seat stays the player's)."""
+    base = live_service
+    created = call(base, "POST", "/v1/matches", {
+        "game": "three-thirteen", "seed": 2, "options": {"max_turns_per_round": 10},
+        "players": [{"name": "Host"}, {"open": True}, {"open": True}]})
+    mid, codes = created["match_id"], [created["seats"][i]["invitation"]["code"] for i in (1, 2)]
+    child = spawn("--join", codes[0][:5] + "-" + codes[0][5:].lower(), "--server", base, "--name", "Bea")
+    try:
+        child.expect(r"Three Thirteen: you joined as Bea \(seat 1\)")
+        child.expect(r"Waiting for players: seat 2 not taken yet")
+        call(base, "POST", f"/v1/invitations/{codes[1]}/claim", {"name": "Cy"})
+        child.expect("Cy joined")
+        view = call(base, "GET", f"/v1/matches/{mid}")["view"]
+        if view["to_move"] == 1:
+            child.expect(PROMPT)
+            child.sendline("q")
+        else:
+            child.expect(r"Waiting for (?:Host|Cy)…")
+            child.sendcontrol("c")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0 and "You left the table" in child.before
+    assert call(base, "GET", f"/v1/matches/{mid}")["seats"][1]["name"] == "Bea"
