@@ -153,6 +153,8 @@ class CreateMatchRequest(Strict):
 class MoveRequest(Strict):
     move = fields.Nested(MoveBody, required=True)
     expected_version = Int(required=True, validate=validate.Range(0, MAX_VERSION))
+    #: the ``state_id`` of the view the move was decided on: then the move applies to that very state only
+    expected_state_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(1, 64))
 
 
 class AdvanceRequest(Strict):
@@ -259,6 +261,7 @@ class MatchCreated(Schema):
     match_id = fields.String()
     game = fields.String()
     version = fields.Integer()
+    state_id = fields.String()
     seats = fields.List(fields.Nested(CreatedSeat))
     view = fields.Dict()
     view_seat = fields.Integer(allow_none=True)
@@ -275,6 +278,7 @@ class MatchView(Schema):
     match_id = fields.String()
     game = fields.String()
     version = fields.Integer()
+    state_id = fields.String()
     seat = fields.Integer(allow_none=True)
     status = fields.String()
     seats = fields.List(fields.Nested(SeatInfo))
@@ -285,6 +289,7 @@ class MatchView(Schema):
 
 class LegalMoves(Schema):
     version = fields.Integer()
+    state_id = fields.String()
     seat = fields.Integer(allow_none=True)
     to_move = fields.Integer(allow_none=True)
     moves = fields.List(fields.Dict())
@@ -292,6 +297,7 @@ class LegalMoves(Schema):
 
 class MoveResult(Schema):
     version = fields.Integer()
+    state_id = fields.String()
     events = fields.List(fields.Dict())
     view = fields.Dict()
     ai_pending = fields.Boolean()

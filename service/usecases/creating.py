@@ -61,6 +61,7 @@ def create_match(store: MatchStore, ai: AiWork, body: Mapping[str, Any], idempot
         "match_id": match_id,
         "game": game.info.id,
         "version": 0,
+        "state_id": stored.wid,
         "seats": [{"seat": i, "name": s["name"], "ai": s["ai"], "token": None} for i, s in enumerate(seats)],
         "view": game.observation(state, human),
         "view_seat": human,

@@ -55,6 +55,7 @@ def match_view(store: MatchStore, match: LoadedMatch, seat: int | None, since: i
         "match_id": match.match_id,
         "game": game.info.id,
         "version": match.version,
+        "state_id": match.state_id,
         "seat": seat,
         "status": "over" if state.is_over else "active",
         "seats": public_seats(match.stored),
@@ -69,7 +70,8 @@ def match_view(store: MatchStore, match: LoadedMatch, seat: int | None, since: i
 def legal_moves_for(match: LoadedMatch, seat: int) -> dict[str, Any]:
     state = match.state
     moves = match.game.legal_moves(state) if state.to_move == seat and not state.is_over else []
-    return {"version": match.version, "seat": seat, "to_move": state.to_move, "moves": moves}
+    return {"version": match.version, "state_id": match.state_id, "seat": seat, "to_move": state.to_move,
+            "moves": moves}
 
 
 def match_log(store: MatchStore, match: LoadedMatch, seat: int | None, since: int = 0) -> dict[str, Any]:
