@@ -281,3 +281,63 @@ def test_a_save_sent_twice_is_applied_once_and_confirmed(rdb_redis: RedisServer)
     with pytest.raises(StaleVersion):  # the right version with another write id: stale too
         store.save(mid, (1, new_wid()), (2, new_wid()), blob, [entry])
     assert raw(rdb_redis).hget(match_key(mid), "wid") == wid.encode()
+
+
+def next_event(stream: Any, keepalives: int = 20) -> dict[str, Any]:
+    """The stream's next event (not a keep-alive comment, nor the opening ``retry:``), after at most
+    ``keepalives`` keep-alives."""
+    for _ in range(keepalives + 1):
+        event: dict[str, Any] = stream.next()
+        if "comment" not in event and set(event) != {"retry"}:
+            return event
+    raise AssertionError(f"no event after {keepalives} keep-alives")
+
+
+def test_an_event_stream_sends_the_view_again_when_the_store_lost_what_it_delivered(rdb_redis: RedisServer) -> None:
+    """An open stream delivered version 2; Redis reloads its snapshot of version 1 under it (DEBUG RELOAD
+    NOSAVE: the connections stay) and another move makes a version 2 again: the stream sends the reader's view
+    as it is now (event ``view``), then goes on. A stream resumed with Last-Event-ID past the stored version
+    starts with the view too."""
+    from tests.service.test_service_live import EventStream, Server
+
+    srv = Server(make_app(rdb_redis.url, events_keepalive_seconds=0.5))
+    try:
+        client = srv.app.test_client()
+        m = create(client, "threezies", 2, seed=17)
+        mid, tokens = m["match_id"], [s["token"] for s in m["seats"]]
+        first = m["view"]["to_move"]
+        t0 = bearer(tokens[first])
+        client.post(f"/v1/matches/{mid}/moves", headers=t0, json={"move": {"type": "draw", "source": "stock"},
+                                                                   "expected_version": 0})
+        hand = client.get(f"/v1/matches/{mid}", headers=t0).get_json()["view"]["hand"]
+        raw(rdb_redis).save()
+        stream = EventStream(srv.port, f"/v1/matches/{mid}/events", t0)
+        view = next_event(stream)
+        assert (view["event"], view["id"], view["data"]["version"]) == ("view", "1", 1)
+        lost = client.post(f"/v1/matches/{mid}/moves", headers=t0, json={"move": {"type": "discard", "card": hand[0]},
+                                                                         "expected_version": 1})
+        assert lost.status_code == 200
+        event = next_event(stream)
+        assert (event["event"], event["id"], event["data"]["move"]["card"]) == ("move", "2", hand[0])
+
+        raw(rdb_redis).execute_command("DEBUG", "RELOAD", "NOSAVE")  # back to version 1, connections kept
+        other = make_app(rdb_redis.url).test_client().post(
+            f"/v1/matches/{mid}/moves", headers=t0, json={"move": {"type": "discard", "card": hand[-1]},
+                                                          "expected_version": 1})
+        assert other.status_code == 200 and other.get_json()["version"] == 2
+        event = next_event(stream)
+        assert (event["event"], event["id"]) == ("view", "2")
+        assert event["data"]["state_id"] == other.get_json()["state_id"]
+        assert event["data"]["view"]["discard"][-1] == hand[-1]
+        stream.close()
+
+        raw(rdb_redis).save()
+        client.post(f"/v1/matches/{mid}/moves", headers=bearer(tokens[1 - first]),
+                    json={"move": {"type": "draw", "source": "stock"}, "expected_version": 2})
+        raw(rdb_redis).execute_command("DEBUG", "RELOAD", "NOSAVE")  # version 3 is lost
+        resumed = EventStream(srv.port, f"/v1/matches/{mid}/events", {**t0, "Last-Event-ID": "3"})
+        event = next_event(resumed)
+        assert (event["event"], event["id"], event["data"]["version"]) == ("view", "2", 2)
+        resumed.close()
+    finally:
+        srv.close()
