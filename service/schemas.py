@@ -154,7 +154,8 @@ class MoveRequest(Strict):
     move = fields.Nested(MoveBody, required=True)
     expected_version = Int(required=True, validate=validate.Range(0, MAX_VERSION))
     #: the ``state_id`` of the view the move was decided on: then the move applies to that very state only
-    expected_state_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(1, 64))
+    #: (absent when not sent, so that the fingerprint of a keyed move that does not send it stays the same)
+    expected_state_id = fields.String(allow_none=True, validate=validate.Length(1, 64))
 
 
 class AdvanceRequest(Strict):
