@@ -143,6 +143,9 @@ def test_a_process_that_cached_a_lost_version_answers_from_redis(rdb_redis: Redi
 
     view = client.get(f"/v1/matches/{mid}", headers=t0).get_json()
     assert view == before and view["view"]["hand"] != drawn  # no hand of the lost move
+    started = time.monotonic()  # a long poll for what follows version 1 answers at once: the match is before it
+    polled = client.get(f"/v1/matches/{mid}", headers=t0, query_string={"since": 1, "wait": 5})
+    assert polled.status_code == 200 and polled.get_json()["version"] == 0 and time.monotonic() - started < 2
     discard = {"move": {"type": "discard", "card": drawn[0]}, "expected_version": 1}
     refused = client.post(f"/v1/matches/{mid}/moves", headers=t0, json=discard)
     assert refused.status_code == 409
