@@ -46,7 +46,7 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from redis.sentinel import SentinelConnectionPool
+from redis.sentinel import MasterNotFoundError, SentinelConnectionPool
 
 CHUNK = 64  # log entries per compressed chunk
 
@@ -324,8 +324,8 @@ class RedisMatchStore:
                            *log_args]
         try:
             result = self._run(self._save, keys, args)
-        except redis.exceptions.BusyLoadingError:
-            raise  # refused before running: nothing written
+        except (redis.exceptions.BusyLoadingError, MasterNotFoundError):
+            raise  # refused before running, or no primary to send it to: nothing written
         except (redis.exceptions.TimeoutError, redis.exceptions.ConnectionError) as exc:
             raise WriteUnconfirmed(f"the save of match {match_id} got no answer ({exc.__class__.__name__})") from exc
         code = int(result[0])
