@@ -27,7 +27,7 @@ from redis.sentinel import MasterNotFoundError
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import EngineError
-from service.usecases.errors import ServiceError, UnauthorizedError
+from service.usecases.errors import ServiceError, StoreTimeoutError, UnauthorizedError
 
 log = logging.getLogger("cardtable.service")
 
@@ -73,6 +73,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "unauthorized": (401, "Unauthorized"),
     "rate_limited": (429, "Too many requests"),
     "store_unavailable": (503, "Match store unavailable"),
+    "store_timeout": (503, "Match store did not confirm the write"),
     "ai_unavailable": (503, "The AI is unavailable"),
     "ai_busy": (503, "The AI is busy"),
     "internal_error": (500, "Internal server error"),
@@ -205,6 +206,14 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
             metrics.store_errors.labels(operation=request.endpoint or "unknown").inc()
         return problem("store_unavailable", "the match store is unreachable; nothing was changed, retry later",
                        503, headers={"Retry-After": retry_after})
+
+    @app.errorhandler(StoreTimeoutError)
+    def _store_timeout(exc: StoreTimeoutError) -> Response:
+        # a write that may have been applied: said so in the detail (service.usecases.moves.submit_move)
+        log.warning("store timeout: a write was not confirmed")
+        if metrics is not None:
+            metrics.store_errors.labels(operation=request.endpoint or "unknown").inc()
+        return problem(exc.code, exc.detail, 503, headers={"Retry-After": retry_after})
 
     app.register_error_handler(StoreUnavailable, _store_down)
     # an unreachable or failing-over server; other Redis errors are bugs (500)

@@ -160,6 +160,9 @@ class CreateMatchRequest(Strict):
 class MoveRequest(Strict):
     move = fields.Nested(MoveBody, required=True)
     expected_version = Int(required=True, validate=validate.Range(0, MAX_VERSION))
+    #: the ``state_id`` of the view the move was decided on: then the move applies to that very state only
+    #: (absent when not sent, so that the fingerprint of a keyed move that does not send it stays the same)
+    expected_state_id = fields.String(allow_none=True, validate=validate.Length(1, 64))
 
 
 class AdvanceRequest(Strict):
@@ -268,6 +271,7 @@ class MatchCreated(Schema):
     match_id = fields.String()
     game = fields.String()
     version = fields.Integer()
+    state_id = fields.String()
     status = fields.String()
     seats = fields.List(fields.Nested(CreatedSeat))
     view = fields.Dict()
@@ -285,6 +289,7 @@ class MatchView(Schema):
     match_id = fields.String()
     game = fields.String()
     version = fields.Integer()
+    state_id = fields.String()
     seat = fields.Integer(allow_none=True)
     status = fields.String()
     open_seats = fields.List(fields.Integer())
@@ -296,6 +301,7 @@ class MatchView(Schema):
 
 class LegalMoves(Schema):
     version = fields.Integer()
+    state_id = fields.String()
     seat = fields.Integer(allow_none=True)
     to_move = fields.Integer(allow_none=True)
     moves = fields.List(fields.Dict())
@@ -303,6 +309,7 @@ class LegalMoves(Schema):
 
 class MoveResult(Schema):
     version = fields.Integer()
+    state_id = fields.String()
     events = fields.List(fields.Dict())
     view = fields.Dict()
     ai_pending = fields.Boolean()

@@ -27,20 +27,26 @@ from service.store import (
     StaleVersion,
     log_key,
     match_key,
+    new_wid,
     tail_key,
     version_channel,
 )
 
-# KEYS: match, log, tail   ARGV: expected, new version, seats, ttl, reset, channel, log... (see _APPEND)
+# KEYS: match, log, tail
+# ARGV: expected version, expected wid, new version, new wid, seats, ttl, reset, channel, log... (see _APPEND)
+# Returns {-2} when saved (or saved by this very call already: a resent script after a lost reply), {-1} when
+# the match is gone, else the stored {version, wid} (as the move's save script does).
 _CHANGE_SEATS = _APPEND + """
-local v = redis.call('HGET', KEYS[1], 'version')
-if not v then return -1 end
-if v ~= ARGV[1] then return tonumber(v) end
-redis.call('HSET', KEYS[1], 'version', ARGV[2], 'seats', ARGV[3])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-append(7, ARGV[5], ARGV[4])
-redis.call('PUBLISH', ARGV[6], ARGV[2])
-return -2
+local cur = redis.call('HMGET', KEYS[1], 'version', 'wid')
+local v, w = cur[1], cur[2] or ''
+if not v then return {-1} end
+if v == ARGV[3] and w == ARGV[4] then return {-2} end
+if v ~= ARGV[1] or w ~= ARGV[2] then return {tonumber(v), w} end
+redis.call('HSET', KEYS[1], 'version', ARGV[3], 'wid', ARGV[4], 'seats', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+append(9, ARGV[7], ARGV[6])
+redis.call('PUBLISH', ARGV[8], ARGV[3])
+return {-2}
 """
 
 
@@ -56,19 +62,22 @@ class SeatStore:
         self.client = store.client
         self._change = self.client.register_script(_CHANGE_SEATS)
 
-    def change_seats(self, match_id: str, expected_version: int, seats: Sequence[dict[str, Any]],
-                     entry: dict[str, Any]) -> None:
-        """Write ``seats`` and append ``entry`` (at ``expected_version + 1``) if the stored version is
-        ``expected_version``; else :class:`StaleVersion` (nothing written)."""
-        reset, log_args = self.store._log_args(match_id, expected_version, [entry])
-        args: list[Any] = [expected_version, expected_version + 1, json.dumps(list(seats), separators=(",", ":")),
-                           self.store.match_ttl, reset, version_channel(match_id), *log_args]
-        result = int(self.store._run(self._change, [match_key(match_id), log_key(match_id), tail_key(match_id)],
-                                     args))
-        if result == -1:
+    def change_seats(self, match_id: str, expected: tuple[int, str], seats: Sequence[dict[str, Any]],
+                     entry: dict[str, Any]) -> str:
+        """Write ``seats`` and append ``entry`` (the next version, with a fresh write id, returned) if the stored
+        state is ``expected`` (version, write id); else :class:`StaleVersion` (nothing written)."""
+        wid = new_wid()
+        reset, log_args = self.store._log_args(match_id, expected[0], [entry])
+        args: list[Any] = [expected[0], expected[1], expected[0] + 1, wid,
+                           json.dumps(list(seats), separators=(",", ":")), self.store.match_ttl, reset,
+                           version_channel(match_id), *log_args]
+        result = self.store._run(self._change, [match_key(match_id), log_key(match_id), tail_key(match_id)], args)
+        code = int(result[0])
+        if code == -1:
             raise MatchNotFound(match_id)
-        if result != -2:
-            raise StaleVersion(result)
+        if code != -2:
+            raise StaleVersion(code, result[1].decode() if isinstance(result[1], bytes) else str(result[1]))
+        return wid
 
     def idle_seconds(self, match_id: str) -> float:
         """Seconds since the match was last saved (a move or a change of seats)."""

@@ -27,7 +27,7 @@ from service.schemas import (
     ViewQuery,
     WaitQuery,
 )
-from service.store import IdempotentAnswer, idem_key
+from service.store import IdempotentAnswer
 from service.usecases import ai_work, creating, events, moves, seats, tokens, views
 from service.usecases.errors import InvalidRequestError
 from service.usecases.loading import LoadedMatch, load
@@ -93,7 +93,8 @@ def create_match() -> Any:
     if wait and answer["ai_pending"]:
         done = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, answer["match_id"], answer["view_seat"],
                                        0, wait)
-        answer.update(version=done["version"], view=done["view"], ai_pending=done["ai_pending"])
+        answer.update(version=done["version"], state_id=done["state_id"], view=done["view"],
+                      ai_pending=done["ai_pending"])
     return _created.dump(answer), 201, {"Location": f"/v1/matches/{answer['match_id']}", **applied}
 
 
@@ -109,7 +110,8 @@ def get_match(match_id: str) -> Any:
     else:
         match = load(svc.store, match_id, cache=svc.cache)
     seat = _seat(match, required=False)
-    etag = f"v{match.version}-{'p' if seat is None else seat}-{'' if args['since'] is None else args['since']}"
+    etag = (f"v{match.version}.{match.state_id}-{'p' if seat is None else seat}-"
+            f"{'' if args['since'] is None else args['since']}")
     if etag in request.if_none_match:
         return Response(status=304, headers={"ETag": f'"{etag}"'})
     response = svc_json(_view.dump(views.match_view(svc.store, match, seat, args["since"])))
@@ -127,7 +129,7 @@ def legal_moves(match_id: str) -> Any:
     match = load(svc.store, match_id, cache=svc.cache)
     seat = _seat(match, required=True)
     assert seat is not None
-    etag = f"v{match.version}-{seat}-moves"
+    etag = f"v{match.version}.{match.state_id}-{seat}-moves"
     if etag in request.if_none_match:
         return Response(status=304, headers={"ETag": f'"{etag}"'})
     body = match.memo.get(("legal-moves", seat))
@@ -144,7 +146,8 @@ def post_move(match_id: str) -> Any:
     req = body(_move_in)
     key = idempotency_key()
     wait, applied = _turn_wait()
-    match = svc.cache.get(match_id, req["expected_version"]) or load(svc.store, match_id, cache=svc.cache)
+    match = (svc.cache.get(match_id, req["expected_version"], req.get("expected_state_id"))
+             or load(svc.store, match_id, cache=svc.cache))
     token = _token()
     seat = _seat(match, required=True, token=token)
     assert seat is not None
@@ -153,11 +156,9 @@ def post_move(match_id: str) -> Any:
     answer = moves.submit_move(svc.store, svc.ai, match, seat, req["move"], req["expected_version"], key, req,
                                buckets, svc.cache)
     if wait and answer.get("ai_pending"):
-        answer = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, match_id, seat,
-                                         req["expected_version"], wait)
-        if key:  # a retry gets this answer, the AI seats' turns included
-            svc.store.update_idempotent(idem_key(match_id, moves.key_digest(key)),
-                                        IdempotentAnswer(moves.fingerprint(seat, req), 200, answer))
+        idem = (moves.key_digest(key), IdempotentAnswer(moves.fingerprint(seat, req), 200, answer)) if key else None
+        answer = moves.answer_after_move(svc.store, svc.notifier, svc.cache, match_id, seat, req["expected_version"],
+                                         wait, answer, idem)
     return _move_out.dump(answer), 200, applied
 
 

@@ -72,6 +72,7 @@ def create_match(store: MatchStore, ai: AiWork, body: Mapping[str, Any], idempot
         "match_id": match_id,
         "game": game.info.id,
         "version": 0,
+        "state_id": stored.wid,
         "status": "waiting" if codes else "active",
         "seats": [{"seat": i, "name": s["name"], "ai": s["ai"], "open": bool(s.get("open")), "token": None,
                    "invitation": ({"seat": i, "match_id": match_id, "expires_at": int(s["invite_expires"]),

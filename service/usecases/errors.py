@@ -51,11 +51,22 @@ class UnauthorizedError(ServiceError):
 
 
 class StaleVersionError(ServiceError):
+    """The match is not at the state the request expected; ``current`` and ``state_id`` say where it is."""
+
     code = "stale_version"
 
-    def __init__(self, detail: str, current: int) -> None:
-        super().__init__(detail, version=current)
+    def __init__(self, detail: str, current: int, state_id: str | None = None) -> None:
+        if state_id is None:
+            super().__init__(detail, version=current)
+        else:
+            super().__init__(detail, version=current, state_id=state_id)
         self.current = current
+
+
+class StoreTimeoutError(ServiceError):
+    """The store did not confirm a write in time: it may or may not have been applied."""
+
+    code = "store_timeout"
 
 
 class IdempotencyKeyReusedError(ServiceError):

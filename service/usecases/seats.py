@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import hashlib
 import hmac
 import secrets
@@ -214,8 +215,7 @@ class Seats:
         """Save the new ``seats`` as the next version (:class:`StaleVersion` if the match moved on). An AI seat
         to move once the change is saved has its turn queued first (as a move does)."""
         version = match.version + 1
-        after = LoadedMatch(match.stored.__class__(**{**match.stored.__dict__, "seats": seats, "version": version}),
-                            match.game, match.state)
+        after = LoadedMatch(dataclasses.replace(match.stored, seats=seats, version=version), match.game, match.state)
         if not open_seats(seats):
             ai_seat = after.ai_seat_to_move()
             if ai_seat is not None:
@@ -225,7 +225,7 @@ class Seats:
                 self.ai.queue_turn(after.stored, match.state.num_players, ai_seat, version, buckets)
         entry = {"v": version, "s": seat, "m": None, "e": events}
         try:
-            self.seats.change_seats(match.match_id, match.version, seats, entry)
+            self.seats.change_seats(match.match_id, (match.version, match.state_id), seats, entry)
         except MatchNotFound:
             raise MatchNotFoundError(f"no match {match.match_id!r} (it expired)") from None
         if self.cache is not None:
@@ -306,7 +306,7 @@ class Rematches:
                  "e": [{"type": "rematch", "match_id": new_id, "seats": moved}]}
         for _ in range(5):
             try:
-                use.seats.change_seats(old.match_id, old.version, old.stored.seats, entry)
+                use.seats.change_seats(old.match_id, (old.version, old.state_id), old.stored.seats, entry)
                 break
             except StaleVersion:
                 old = load(use.store, old.match_id, cache=use.cache)

@@ -65,6 +65,7 @@ def match_view(store: MatchStore, match: LoadedMatch, seat: int | None, since: i
         "match_id": match.match_id,
         "game": game.info.id,
         "version": match.version,
+        "state_id": match.state_id,
         "seat": seat,
         "status": status_of(match),
         "open_seats": [i for i, s in enumerate(match.stored.seats) if s.get("open")],
@@ -81,7 +82,8 @@ def legal_moves_for(match: LoadedMatch, seat: int) -> dict[str, Any]:
     state = match.state
     playing = status_of(match) == "active"
     moves = match.game.legal_moves(state) if state.to_move == seat and playing else []
-    return {"version": match.version, "seat": seat, "to_move": state.to_move, "moves": moves}
+    return {"version": match.version, "state_id": match.state_id, "seat": seat, "to_move": state.to_move,
+            "moves": moves}
 
 
 def match_log(store: MatchStore, match: LoadedMatch, seat: int | None, since: int = 0) -> dict[str, Any]:
