@@ -20,11 +20,15 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import redis
+from redis.sentinel import MasterNotFoundError
+
 from service.store import (
     _APPEND,
     MatchNotFound,
     RedisMatchStore,
     StaleVersion,
+    WriteUnconfirmed,
     log_key,
     match_key,
     new_wid,
@@ -63,15 +67,24 @@ class SeatStore:
         self._change = self.client.register_script(_CHANGE_SEATS)
 
     def change_seats(self, match_id: str, expected: tuple[int, str], seats: Sequence[dict[str, Any]],
-                     entry: dict[str, Any]) -> str:
-        """Write ``seats`` and append ``entry`` (the next version, with a fresh write id, returned) if the stored
-        state is ``expected`` (version, write id); else :class:`StaleVersion` (nothing written)."""
-        wid = new_wid()
+                     entry: dict[str, Any], wid: str | None = None) -> str:
+        """Write ``seats`` and append ``entry`` (the next version, with the write id ``wid`` or a fresh one,
+        returned) if the stored state is ``expected`` (version, write id); else :class:`StaleVersion` (nothing
+        written). No answer (a timeout, a broken connection): :class:`WriteUnconfirmed` (it may have been
+        applied)."""
+        wid = wid or new_wid()
         reset, log_args = self.store._log_args(match_id, expected[0], [entry])
         args: list[Any] = [expected[0], expected[1], expected[0] + 1, wid,
                            json.dumps(list(seats), separators=(",", ":")), self.store.match_ttl, reset,
                            version_channel(match_id), *log_args]
-        result = self.store._run(self._change, [match_key(match_id), log_key(match_id), tail_key(match_id)], args)
+        try:
+            result = self.store._run(self._change, [match_key(match_id), log_key(match_id), tail_key(match_id)],
+                                     args)
+        except (redis.exceptions.BusyLoadingError, MasterNotFoundError):
+            raise  # refused before running, or no primary to send it to: nothing written
+        except (redis.exceptions.TimeoutError, redis.exceptions.ConnectionError) as exc:
+            raise WriteUnconfirmed(f"the change of seats of match {match_id} got no answer "
+                                   f"({exc.__class__.__name__})") from exc
         code = int(result[0])
         if code == -1:
             raise MatchNotFound(match_id)

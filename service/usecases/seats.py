@@ -18,6 +18,7 @@ Every change is a version of its own (:meth:`service.seatstore.SeatStore.change_
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import dataclasses
 import hashlib
@@ -27,9 +28,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import redis
+
 from engine.errors import GameOverError
 from service.seatstore import SeatStore
-from service.store import MatchNotFound, MatchStore, StaleVersion, StoredMatch
+from service.store import MatchNotFound, MatchStore, StaleVersion, StoredMatch, WriteUnconfirmed, new_wid
 from service.usecases.ai_work import AiWork
 from service.usecases.errors import (
     InvitationExpiredError,
@@ -40,6 +43,7 @@ from service.usecases.errors import (
     SeatNotIdleError,
     SeatTakenError,
     ServiceError,
+    StoreTimeoutError,
     UnauthorizedError,
 )
 from service.usecases.loading import LoadedMatch, MatchCache, load
@@ -224,10 +228,19 @@ class Seats:
                     buckets.append("ip:" + client)
                 self.ai.queue_turn(after.stored, match.state.num_players, ai_seat, version, buckets)
         entry = {"v": version, "s": seat, "m": None, "e": events}
+        wid = new_wid()
         try:
-            self.seats.change_seats(match.match_id, (match.version, match.state_id), seats, entry)
+            self.seats.change_seats(match.match_id, (match.version, match.state_id), seats, entry, wid)
         except MatchNotFound:
             raise MatchNotFoundError(f"no match {match.match_id!r} (it expired)") from None
+        except WriteUnconfirmed:
+            if self.cache is not None:
+                self.cache.drop(match.match_id)
+            with contextlib.suppress(MatchNotFound, redis.RedisError):
+                if self.store.load(match.match_id).wid == wid:  # it was applied after all
+                    return version
+            raise StoreTimeoutError("the match store did not confirm the change of seats in time: it may have "
+                                    "been applied or not; look at the match before trying again") from None
         if self.cache is not None:
             self.cache.drop(match.match_id)
         return version

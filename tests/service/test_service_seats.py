@@ -270,3 +270,30 @@ def test_claims_of_two_seats_at_once_both_land(c: Any, seats_app: Any) -> None:
     assert answers == [200, 200]
     view = c.get(f"/v1/matches/{m['match_id']}").get_json()
     assert view["status"] == "active" and view["version"] == 2
+
+
+def test_a_claim_redis_does_not_confirm_is_503_store_timeout_and_can_be_tried_again(
+        redis_server: RedisServer) -> None:
+    """Writes paused (CLIENT PAUSE WRITE) past the app's socket timeout: the claim's script gets no answer, the
+    claim is 503 store_timeout (it may have been applied), and Redis drops the held script when the client
+    gives up; once writes go on, the same code claims the seat."""
+    import redis as redis_py
+
+    app = make_app(redis_server.url, store_retry_after=3)
+    c = app.test_client()
+    m = invite(c, players=[{"name": "Ann"}, {"open": True}])  # no AI: the claim's script is its only write
+    code = m["seats"][1]["invitation"]["code"]
+    raw = redis_py.Redis.from_url(redis_server.url)
+    # (the match is not in this app's cache: the claim reads it with HMGET, not with a script, which would wait)
+    raw.client_pause(3000, all=False)  # writes (and scripts) wait 3 s; reads go on
+    try:
+        started = time.monotonic()
+        r = c.post(f"/v1/invitations/{code}/claim", json={"name": "Bea"})
+        assert time.monotonic() - started < 3
+        body = problem(r, 503, "store_timeout")
+        assert "may have been applied" in body["detail"] and r.headers["Retry-After"] == "3"
+    finally:
+        raw.client_unpause()
+    assert c.get(f"/v1/matches/{m['match_id']}").get_json()["version"] == 0  # this time it was not
+    r = c.post(f"/v1/invitations/{code}/claim", json={"name": "Bea"})
+    assert r.status_code == 200 and r.get_json()["version"] == 1
