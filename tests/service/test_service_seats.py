@@ -245,7 +245,8 @@ def test_racing_claims_of_one_code_give_one_token(c: Any, seats_app: Any) -> Non
         t.join(30)
     assert sorted(status for status, _ in answers) == [200] + [409] * 7, answers
     assert {body["code"] for status, body in answers if status == 409} == {"seat_taken"}
-    assert c.get(f"/v1/matches/{m['match_id']}").get_json()["version"] == 1  # one claim saved, once
+    log = c.get(f"/v1/matches/{m['match_id']}/log").get_json()["entries"]
+    assert [e["events"][0]["type"] for e in log if e["move"] is None] == ["seat_claimed"]  # one claim saved, once
 
 
 def test_claims_of_two_seats_at_once_both_land(c: Any, seats_app: Any) -> None:
