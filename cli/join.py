@@ -20,6 +20,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
@@ -30,7 +31,12 @@ from engine.registry import get_game
 
 
 class ServerError(Exception):
-    """An answer the server refused (its problem's detail), or a server that cannot be reached."""
+    """An answer the server refused (its problem's detail and ``code``), or a server that cannot be reached
+    (code ``unreachable``)."""
+
+    def __init__(self, detail: str, code: str | None = None) -> None:
+        super().__init__(detail)
+        self.code = code
 
 
 def parse_invitation(value: str, server: str | None) -> tuple[str, str]:
@@ -52,14 +58,30 @@ class Api:
         self.server = server
         self.token: str | None = None
 
-    def call(self, method: str, path: str, body: Any = None) -> Any:
+    def call(self, method: str, path: str, body: Any = None, *, idempotency_key: str | None = None) -> Any:
+        """One API call. A POST with an ``idempotency_key`` is sent once more if the connection fails or the
+        store timed out (503 ``store_timeout``): the server answers the copy with its first answer, so a move
+        is never played twice."""
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.server + path, data=data, method=method, headers=headers)
+        tries = 2 if idempotency_key else 1
+        for attempt in range(1, tries + 1):
+            try:
+                return self._send(request)
+            except ServerError as exc:
+                if attempt == tries or exc.code not in ("store_timeout", "unreachable"):
+                    raise
+                time.sleep(1)
+        raise AssertionError("unreachable")
+
+    def _send(self, request: urllib.request.Request) -> Any:
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:
                 return json.loads(answer.read() or b"null")
@@ -68,11 +90,9 @@ class Api:
                 problem = json.loads(exc.read())
             except ValueError:
                 problem = {}
-            error = ServerError(problem.get("detail") or f"the server answered {exc.code}")
-            error.code = problem.get("code")  # type: ignore[attr-defined]
-            raise error from None
+            raise ServerError(problem.get("detail") or f"the server answered {exc.code}", problem.get("code")) from None
         except (urllib.error.URLError, OSError) as exc:
-            raise ServerError(f"cannot reach {self.server}: {exc}") from None
+            raise ServerError(f"cannot reach {self.server}: {exc}", "unreachable") from None
 
 
 class Stream(threading.Thread):
@@ -198,13 +218,17 @@ class RemoteMatch(Prompting):
                 self.say(line)
 
     def my_turn(self, view: dict[str, Any], version: int) -> None:
-        moves = self.api.call("GET", f"/v1/matches/{self.match_id}/legal-moves")["moves"]
-        if not moves:  # someone moved meanwhile: the next read says so
+        legal = self.api.call("GET", f"/v1/matches/{self.match_id}/legal-moves")
+        moves = legal["moves"]
+        if not moves or legal.get("version") != version:  # someone moved meanwhile: the next read says so
             self.next_events(view)
             return
         move = self.ask(view, moves)
+        body = {"move": move, "expected_version": version}
+        if legal.get("state_id"):
+            body["expected_state_id"] = legal["state_id"]  # played on the state these moves were listed for
         try:
-            self.api.call("POST", f"/v1/matches/{self.match_id}/moves", {"move": move, "expected_version": version})
+            self.api.call("POST", f"/v1/matches/{self.match_id}/moves", body, idempotency_key=str(uuid.uuid4()))
         except ServerError as exc:
             self.say(self.style.bad(str(exc)))
         self.next_events(view)

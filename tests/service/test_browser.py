@@ -193,6 +193,9 @@ def test_the_ais_replies_arrive_through_the_event_stream(browser: object, base_u
     requests: list[tuple[str, str]] = []
     every_url: list[str] = []
     page.on("request", lambda r: (requests.append((r.method, r.url)), every_url.append(r.url)))
+    move_posts: list[tuple[dict[str, str], object]] = []  # each move as sent: its headers and body
+    page.on("request", lambda r: move_posts.append((r.headers, r.post_data_json))
+            if r.method == "POST" and r.url.endswith("/moves") else None)
     start_match(page, base_url, seed=21)
     assert page.evaluate("() => cardtable.S.streamOpen")
     ai_entries_seen = 0
@@ -217,6 +220,11 @@ def test_the_ais_replies_arrive_through_the_event_stream(browser: object, base_u
         if ai:
             assert reads >= 1
     assert ai_entries_seen >= 4  # the AI's draws and discards came through the stream
+    # every move carries an Idempotency-Key (a retry is safe) and the state it was chosen on (never played
+    # on a state the page was not shown, not even after Redis lost writes)
+    assert len(move_posts) == 8
+    assert len({headers.get("idempotency-key") for headers, _ in move_posts}) == 8
+    assert all(isinstance(body, dict) and body.get("expected_state_id") for _, body in move_posts), move_posts
     page.wait_for_timeout(1000)  # the hand's analysis of the last view may still be on its way
     requests.clear()
     page.wait_for_timeout(3000)  # idle on our turn: nothing is asked

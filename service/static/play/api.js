@@ -3,7 +3,7 @@ export const STORE_KEY = "cardtable.play.match";
 
 export const S = {
   games: [], game: null, matchId: null, token: null, seat: 0, names: [], ai: [], level: 3,
-  view: null, moves: [], version: null, shownVersion: null, busy: false,
+  view: null, moves: [], version: null, stateId: null, shownVersion: null, busy: false,
   stream: null, streamOpen: false, streamed: 0, streamedEntries: [], viewReads: 0, refreshing: false, dirty: false, overShown: false,
   shownRounds: 0, loggedVersion: 0, lastRoundEnd: null,
 };

@@ -87,6 +87,7 @@ export async function showView(view, version) {
     const legal = await api("GET", matchPath("/legal-moves"));
     if (legal.version !== S.version) { S.dirty = true; return; } // someone moved (or a rematch began): read again
     S.moves = legal.moves || [];
+    S.stateId = legal.state_id; // sent back with the move: it is played on this very state or refused
   } else {
     S.moves = [];
   }
@@ -143,8 +144,9 @@ export async function playMove(move) {
   $("hint").classList.add("hidden");
   setMovesEnabled(false);
   try {
-    const res = await api("POST", matchPath("/moves"), { move, expected_version: S.version },
-      { idempotencyKey: newKey() });
+    const body = { move, expected_version: S.version };
+    if (S.stateId) body.expected_state_id = S.stateId;
+    const res = await api("POST", matchPath("/moves"), body, { idempotencyKey: newKey() });
     absorbEvents(res.events || []);
     await showView(res.view, res.version);
   } catch (err) {
