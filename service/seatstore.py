@@ -24,7 +24,7 @@ import redis
 from redis.sentinel import MasterNotFoundError
 
 from service.store import (
-    _APPEND,
+    APPEND_LOG_LUA,
     MatchNotFound,
     RedisMatchStore,
     StaleVersion,
@@ -37,10 +37,10 @@ from service.store import (
 )
 
 # KEYS: match, log, tail
-# ARGV: expected version, expected wid, new version, new wid, seats, ttl, reset, channel, log... (see _APPEND)
+# ARGV: expected version, expected wid, new version, new wid, seats, ttl, reset, channel, log... (see APPEND_LOG_LUA)
 # Returns {-2} when saved (or saved by this very call already: a resent script after a lost reply), {-1} when
 # the match is gone, else the stored {version, wid} (as the move's save script does).
-_CHANGE_SEATS = _APPEND + """
+_CHANGE_SEATS = APPEND_LOG_LUA + """
 local cur = redis.call('HMGET', KEYS[1], 'version', 'wid')
 local v, w = cur[1], cur[2] or ''
 if not v then return {-1} end
@@ -73,12 +73,12 @@ class SeatStore:
         written). No answer (a timeout, a broken connection): :class:`WriteUnconfirmed` (it may have been
         applied)."""
         wid = wid or new_wid()
-        reset, log_args = self.store._log_args(match_id, expected[0], [entry])
+        reset, log_args = self.store.log_args(match_id, expected[0], [entry])
         args: list[Any] = [expected[0], expected[1], expected[0] + 1, wid,
                            json.dumps(list(seats), separators=(",", ":")), self.store.match_ttl, reset,
                            version_channel(match_id), *log_args]
         try:
-            result = self.store._run(self._change, [match_key(match_id), log_key(match_id), tail_key(match_id)],
+            result = self.store.run_script(self._change, [match_key(match_id), log_key(match_id), tail_key(match_id)],
                                      args)
         except (redis.exceptions.BusyLoadingError, MasterNotFoundError):
             raise  # refused before running, or no primary to send it to: nothing written

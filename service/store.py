@@ -166,7 +166,7 @@ def idem_key(match_id: str | None, digest: str) -> str:
 # Lua helpers shared by the scripts: append to the log. ARGV layout from `first`: the number of chunks to
 # push onto the log, those chunks, then the entries to push onto the tail; with `reset` the tail is emptied
 # first (its entries went into the first chunk).
-_APPEND = """
+APPEND_LOG_LUA = """
 local function append(first, reset, ttl)
   local n = tonumber(ARGV[first])
   if reset == '1' then redis.call('DEL', KEYS[3]) end
@@ -178,8 +178,9 @@ local function append(first, reset, ttl)
 end
 """
 
-# KEYS: match, log, tail   ARGV: ttl, game, version, state, seats, start, created, wid, then the log (see _APPEND)
-_CREATE = _APPEND + """
+# KEYS: match, log, tail   ARGV: ttl, game, version, state, seats, start, created, wid, then the log
+# (see APPEND_LOG_LUA)
+_CREATE = APPEND_LOG_LUA + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'game', ARGV[2], 'version', ARGV[3], 'state', ARGV[4], 'seats', ARGV[5],
            'start', ARGV[6], 'created', ARGV[7], 'wid', ARGV[8])
@@ -192,7 +193,7 @@ return 1
 # ARGV: expected version, expected wid, new version, new wid, state, ttl, idem answer, idem ttl, reset, channel,
 # log...  Returns {-2} when saved (or saved already by this very call: redis-py sent it again after a lost
 # reply, and the new write id is unique to it), {-1} when the match is gone, else the stored {version, wid}.
-_SAVE = _APPEND + """
+_SAVE = APPEND_LOG_LUA + """
 local cur = redis.call('HMGET', KEYS[1], 'version', 'wid')
 local v, w = cur[1], cur[2] or ''
 if not v then return {-1} end
@@ -264,9 +265,11 @@ class RedisMatchStore:
         self._load_unless = client.register_script(_LOAD_UNLESS)
         self._ai_failed = client.register_script(_AI_FAILED)
 
-    def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+    def run_script(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         """Run a registered script by its SHA (calling redis-py's Script checks the client's type each time, ~7 us
-        of a ~50 us call); if the server has lost it (a restart), Script loads it again."""
+        of a ~50 us call); if the server has lost it (a restart), Script loads it again. Public for the adapters
+        that write a match's keys beside this one (:mod:`service.seatstore`), with :data:`APPEND_LOG_LUA` and
+        :meth:`log_args`."""
         try:
             return self.client.evalsha(script.sha, len(keys), *keys, *args)
         except redis.exceptions.NoScriptError:
@@ -276,10 +279,10 @@ class RedisMatchStore:
 
     def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = ()) -> None:
         mid = match.match_id
-        _, log_args = self._log_args(mid, 0, entries)
+        _, log_args = self.log_args(mid, 0, entries)
         args: list[Any] = [self.match_ttl, match.game, match.version, match.state, _dumps(match.seats),
                            _dumps(match.start), repr(match.created), match.wid, *log_args]
-        if not self._run(self._create, [match_key(mid), log_key(mid), tail_key(mid)], args):
+        if not self.run_script(self._create, [match_key(mid), log_key(mid), tail_key(mid)], args):
             raise ValueError(f"match {mid} exists already")
 
     def load(self, match_id: str) -> StoredMatch:
@@ -290,7 +293,7 @@ class RedisMatchStore:
     def load_unless(self, match_id: str, version: int, wid: str) -> StoredMatch | None:
         """The match, or ``None`` if it is still the state ``version``/``wid`` (then only the version crosses
         the network)."""
-        values = self._run(self._load_unless, [match_key(match_id)], [version, wid])
+        values = self.run_script(self._load_unless, [match_key(match_id)], [version, wid])
         if not values:
             raise MatchNotFound(match_id)
         return None if len(values) == 1 else self._stored(match_id, values)
@@ -316,14 +319,14 @@ class RedisMatchStore:
         the stored state is ``expected`` (version, write id); else raise :class:`StaleVersion` (nothing
         written). No answer (a timeout, a broken connection): :class:`WriteUnconfirmed`, the save may have
         been applied."""
-        reset, log_args = self._log_args(match_id, expected[0], entries)
+        reset, log_args = self.log_args(match_id, expected[0], entries)
         keys = [match_key(match_id), log_key(match_id), tail_key(match_id),
                 idem_key(match_id, idem[0]) if idem else match_key(match_id), aifail_key(match_id)]
         args: list[Any] = [expected[0], expected[1], new[0], new[1], state, self.match_ttl,
                            idem[1].dumps() if idem else "", self.idempotency_ttl, reset, version_channel(match_id),
                            *log_args]
         try:
-            result = self._run(self._save, keys, args)
+            result = self.run_script(self._save, keys, args)
         except (redis.exceptions.BusyLoadingError, MasterNotFoundError):
             raise  # refused before running, or no primary to send it to: nothing written
         except (redis.exceptions.TimeoutError, redis.exceptions.ConnectionError) as exc:
@@ -334,7 +337,7 @@ class RedisMatchStore:
         if code != -2:
             raise StaleVersion(code, result[1].decode() if result[1] else "")
 
-    def _log_args(self, match_id: str, version: int, entries: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
+    def log_args(self, match_id: str, version: int, entries: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
         """How to append ``entries`` to the log of a match at ``version``: (reset the tail?, script args)."""
         in_tail = version % CHUNK
         if in_tail + len(entries) < CHUNK:
@@ -352,7 +355,8 @@ class RedisMatchStore:
     def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]:
         """The version and the log entries after version ``since`` (oldest first)."""
         first_chunk = max(0, since) // CHUNK
-        got = self._run(self._read_log, [match_key(match_id), log_key(match_id), tail_key(match_id)], [first_chunk])
+        got = self.run_script(self._read_log, [match_key(match_id), log_key(match_id), tail_key(match_id)],
+                              [first_chunk])
         if not got:
             raise MatchNotFound(match_id)
         version = int(got[0])
@@ -367,7 +371,7 @@ class RedisMatchStore:
     def mark_ai_failed(self, match_id: str, version: int, detail: str) -> bool:
         """Record that the AI seat to move at ``version`` could not play (if the match is still there)."""
         failure = _dumps({"version": version, "detail": detail})
-        return bool(self._run(self._ai_failed, [match_key(match_id), aifail_key(match_id)],
+        return bool(self.run_script(self._ai_failed, [match_key(match_id), aifail_key(match_id)],
                               [version, failure, self.match_ttl, version_channel(match_id)]))
 
     def ai_failure(self, match_id: str) -> dict[str, Any] | None:
