@@ -94,6 +94,11 @@ class Evaluator:
         """
         return True
 
+    def ends_round(self, game: Game, state: State, move: Move) -> bool:
+        """Whether ``move`` ends the round for the seat to move (go out, knock, declare): the search
+        evaluates such moves first and never cuts them before sampling."""
+        return move.get("type") in ("go_out", "declare") or bool(move.get("knock"))
+
     def own_candidates(self, game: Game, state: State, moves: list[Move]) -> list[Move]:
         """The moves worth a leaf when the seat maximises inside the search (default: all of them)."""
         return moves

@@ -105,6 +105,13 @@ def expected_points(hand: list[Card], down: bool, round_no: int, layable: set[Ca
 class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
 
+    def ends_round(self, game: Game, state: State, move: Move) -> bool:
+        """Going down (the contract met; in hand 7 the whole hand), or any move that plays the last card."""
+        s = state
+        assert isinstance(s, cr.ContractRummyState)
+        return move["type"] == "go_down" or (move["type"] in ("discard", "lay_off")
+                                             and len(s.hands[s.to_move or 0]) == 1)
+
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, cr.ContractRummyState)

@@ -74,6 +74,13 @@ class LessThanThreeEvaluator(Evaluator):
     margin_scale = 5.0
     orbit_shift = 7  # a round is short: play the worlds out to (nearly) its end
 
+    def ends_round(self, game: Game, state: State, move: Move) -> bool:
+        """A knock, or a play of the whole hand (shedding out, R11)."""
+        s = state
+        assert isinstance(s, lt3.LessThanThreeState)
+        return bool(move.get("knock")) or (move.get("type") == "play"
+                                           and len(move["cards"]) == len(s.hands[s.to_move or 0]))
+
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, lt3.LessThanThreeState)

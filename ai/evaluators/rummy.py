@@ -295,6 +295,9 @@ class RummyEvaluator(Evaluator):
             first = (s.to_move or 0) + mid_turn
             to_draw = {(first + j) % s.num_players for j in range(s.last_turns - mid_turn)}
         stock = tuple(sorted(s.stock))
+        # no hand still in play can expect less than a melded hand that has not gone out: with the meld
+        # bonus an unmelded hand's estimate may dip below it (even below 0, what going out scores)
+        floor = MELDED_NOT_OUT if s.went_out is None else 0.0
         est: list[float] = []
         for i, key in enumerate(keys):
             if i == s.went_out:
@@ -304,9 +307,9 @@ class RummyEvaluator(Evaluator):
             elif i == seat:
                 # the seat's own next draw: from all it cannot see, the same set in every sampled world
                 unseen = tuple(sorted([*s.stock, *(c for j, h in enumerate(s.hands) if j != seat for c in h)]))
-                est.append(expected_score(key, rules, unseen, i in to_draw, self.meld_bonus))
+                est.append(max(floor, expected_score(key, rules, unseen, i in to_draw, self.meld_bonus)))
             else:
-                est.append(expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
+                est.append(max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus)))
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
         margin = sum(others) / len(others) - mine
