@@ -3,15 +3,18 @@
 Leaf: each hand's expected R9 score. A seat not yet down is measured by how
 many cards its hand still *misses* to meet the hand's contract (the best
 sets by natural count, the best run windows per suit, wilds filling gaps —
-a quick estimate, not a solver): with nothing missing it goes down next, and
-each missing card makes it likelier to be caught holding its whole hand. A
-seat that is down scores the cards it cannot lay off on the table. The value
-is the others' mean expected score minus the seat's; the round is won by the
-lowest.
+a quick estimate, not a solver; in hand 7, where the whole hand goes down at
+once, each card held beyond the deal counts as one more missing). From that,
+a chance of being caught before going down (higher when others are down
+already): caught, it scores its whole hand (at least an average card's points
+per card); down, a small share of it. A seat that is down scores the cards it
+cannot lay off on the table. The value is the others' mean expected score
+minus the seat's; the round is won by the lowest.
 
-Model policy: take the discard (or, as a buyer, buy) only if it lowers the
-cards missing; go down as soon as possible; lay off whatever fits; discard
-the card that fits the contract least, the most expensive first.
+Model policy: take the discard only if it lowers the cards missing; buy it
+only then, while nobody is down and never in hand 7; go down as soon as
+possible; lay off whatever fits; discard the card that fits the contract
+least, the most expensive first, never a wild before going down.
 """
 
 from __future__ import annotations
@@ -24,10 +27,6 @@ from engine import contracts
 from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
 from engine.game import Game, Move, Observation, State
 from engine.games import contract_rummy as cr
-
-STUCK_BASE = 0.35  # share of its points a hand one step from going down still expects to keep
-STUCK_PER_MISSING = 0.15  # and each further missing card adds this share
-LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still expected at the end
 
 
 def _is_wild(card: Card) -> bool:
@@ -91,15 +90,46 @@ def _layable(s: cr.ContractRummyState) -> set[Card]:
     return out
 
 
-def expected_points(hand: list[Card], down: bool, round_no: int, layable: set[Card]) -> float:
+#: chance that a hand not yet down is still not down when the hand ends, by the cards it misses (0, 1, 2...)
+STUCK_BY_MISSING = (0.1, 0.35, 0.55, 0.7, 0.8, 0.9)
+STUCK_PER_DOWN = 0.1  # and the chance grows by this for each other player already down (the end is nearer)
+AVERAGE_CARD_POINTS = 8.5  # R9's points of a card, averaged over two decks and four jokers
+DOWN_KEEP = 0.15  # share of its points a hand that goes down still holds at the end
+LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still expected at the end
+
+
+def effective_missing(hand: list[Card], round_no: int) -> int:
+    """:func:`missing_cards`, plus in hand 7 (R8: the whole hand goes down at once) each card held beyond
+    the deal (a bought card and its penalty card) that must also find a place in the melds."""
+    miss = missing_cards(hand, round_no)
+    if round_no == 7:
+        miss += max(0, len(hand) - cr.CONTRACTS[round_no][3])
+    return miss
+
+
+def expected_points(hand: list[Card], down: bool, round_no: int, layable: set[Card], others_down: int = 0
+                    ) -> float:
+    """A hand's expected R9 score at the end of the hand.
+
+    Down: its points, less most of the points of the cards it can lay off. Not down: with the chance of
+    being caught (:data:`STUCK_BY_MISSING` by the cards it misses, more when others are down already) it
+    scores all its points, otherwise what a hand that went down keeps. A card that brings the contract one
+    step nearer is worth about a fifth of the hand's points: more than a wild's 20 points in the hand.
+    A caught hand is valued at no fewer points than an average card's per card: a low hand's points now
+    say little about the hand it will be caught with.
+    """
     points = cr.card_points(hand)
     if down:
         off = sum(cr.CARD_POINTS[c] for c in hand if c in layable)
         return points - (1 - LAY_OFF_KEEP) * off
-    miss = missing_cards(hand, round_no)
-    if miss == 0:
-        return 0.3 * points
-    return points * min(1.0, STUCK_BASE + STUCK_PER_MISSING * (miss - 1))
+    miss = effective_missing(hand, round_no)
+    stuck = STUCK_BY_MISSING[min(miss, len(STUCK_BY_MISSING) - 1)]
+    if miss:
+        stuck = min(1.0, stuck + STUCK_PER_DOWN * others_down)
+    # a hand caught at the end holds the cards it has drawn by then, not its cards now: no fewer points
+    # than an average card's for each card held
+    caught = max(points, AVERAGE_CARD_POINTS * len(hand))
+    return stuck * caught + (1 - stuck) * DOWN_KEEP * points
 
 
 class ContractRummyEvaluator(Evaluator):
@@ -116,7 +146,9 @@ class ContractRummyEvaluator(Evaluator):
         s = state
         assert isinstance(s, cr.ContractRummyState)
         layable = _layable(s) if s.meld_cards else set()
-        est = [expected_points(h, bool(s.down[i]), s.round, layable) for i, h in enumerate(s.hands)]
+        downs = sum(1 for d in s.down if d)
+        est = [expected_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]))
+               for i, h in enumerate(s.hands)]
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
         low = min(est)
@@ -128,13 +160,12 @@ class ContractRummyEvaluator(Evaluator):
         assert isinstance(s, cr.ContractRummyState)
         seat = s.to_move
         assert seat is not None
-        hand = s.hands[seat]
         if s.phase in (cr.DRAW, cr.BUY):
             top = s.discard[-1] if s.discard else None
             good = top is not None and self._wants(s, seat, top)
             if s.phase == cr.DRAW:
                 return {"type": "take_discard"} if good else {"type": "draw"}
-            return {"type": "buy"} if good and not s.down[seat] and len(hand) <= 12 else {"type": "pass"}
+            return {"type": "buy"} if good and self._buy_pays(s, seat) else {"type": "pass"}
         moves = game.legal_moves(s)
         for kind in ("go_down", "lay_off"):
             for m in moves:
@@ -142,6 +173,11 @@ class ContractRummyEvaluator(Evaluator):
                     return m
         discards = [m for m in moves if m["type"] == "discard"]
         return max(discards, key=lambda m: self._discard_key(s, seat, parse_card(m["card"])))
+
+    def _buy_pays(self, s: cr.ContractRummyState, seat: int) -> bool:
+        """A buy (the card it wants, plus a penalty card) while nobody is down, and not in hand 7, where
+        every card held must go down at once (R8)."""
+        return not any(s.down) and s.round != 7 and len(s.hands[seat]) <= cr.CONTRACTS[s.round][3] + 2
 
     def _wants(self, s: cr.ContractRummyState, seat: int, card: Card) -> bool:
         hand = s.hands[seat]
