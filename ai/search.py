@@ -80,8 +80,8 @@ LEVELS: dict[int, Level] = {
     1: Level(1, samples=1, orbits=0, candidates=4, batch=1, randomness=0.75),
     2: Level(2, samples=4, orbits=1, candidates=6, batch=2),
     3: Level(3, samples=24, orbits=1, candidates=10, batch=4, exact_draws=True),
-    4: Level(4, samples=96, orbits=1, candidates=16, batch=8, exact_draws=True),
-    5: Level(5, samples=400, orbits=2, candidates=24, batch=8, exact_draws=True),
+    4: Level(4, samples=64, orbits=1, candidates=16, batch=8, exact_draws=True),
+    5: Level(5, samples=160, orbits=2, candidates=24, batch=8, exact_draws=True),
 }
 DEFAULT_LEVEL = 3
 MAX_PLIES_PER_WORLD = 400  # a world is cut off (and evaluated) after this many simulated moves
@@ -228,6 +228,25 @@ def search(
     ranked = sorted(candidates, key=lambda i: (-stats[i].mean, i))
     results = [(legal[i], stats[i].mean, stats[i].win) for i in ranked]
     return _decision(game, ev, view, lv, results, done, start)
+
+
+def warm_up(plies: int = 60, decisions: int = 3) -> float:
+    """Fill the tables the AI builds on first use (the solver's, the evaluators', the engine's), for every
+    registered game, by deciding a few positions of a fixed game: so that the first real decision in a
+    fresh process costs about what a later one does. Returns the seconds it took."""
+    from engine.registry import all_games
+
+    start = time.perf_counter()
+    for game in all_games():
+        rng = random.Random(0)
+        state = game.new_match(game.info.min_players, seed=0)
+        for ply in range(plies * decisions):
+            if state.is_over:
+                break
+            if ply % plies == plies - 1:
+                choose_move(game, game.observation(state, state.to_move), level=DEFAULT_LEVEL, seed=ply)
+            state = game.apply(state, rng.choice(game.legal_moves(state)), check=False)[0]
+    return time.perf_counter() - start
 
 
 def _top_card_deal(deal: DealFn | None, zone_name: str | None, card: Card) -> DealFn:
@@ -395,4 +414,4 @@ def _decision(
     )
 
 
-__all__ = ["LEVELS", "DealFn", "Decision", "Level", "choose_move", "search"]
+__all__ = ["LEVELS", "DealFn", "Decision", "Level", "choose_move", "search", "warm_up"]

@@ -81,13 +81,15 @@ def _missing(hand: tuple[Card, ...], round_no: int) -> int:
     return max(0, missing - wilds)
 
 
-def _layable(s: cr.ContractRummyState) -> set[Card]:
-    limit = s.options["wild_limit"]
-    out: set[Card] = set()
-    for i in range(len(s.meld_cards)):
-        for c, _, _ in contracts.meld_wants((s.meld_suit[i], s.meld_low[i], tuple(s.meld_cards[i])), limit):
-            out.add(c)
-    return out
+def _layable(s: cr.ContractRummyState) -> frozenset[Card]:
+    """The cards that could be laid off on the table's melds now."""
+    table = tuple((s.meld_suit[i], s.meld_low[i], tuple(s.meld_cards[i])) for i in range(len(s.meld_cards)))
+    return _layable_on(table, s.options["wild_limit"])
+
+
+@lru_cache(maxsize=20_000)
+def _layable_on(table: tuple[tuple[int, int, tuple[Card, ...]], ...], limit: str) -> frozenset[Card]:
+    return frozenset(c for meld in table for c, _, _ in contracts.meld_wants(meld, limit))
 
 
 #: chance that a hand not yet down is still not down when the hand ends, by the cards it misses (0, 1, 2...)
@@ -98,7 +100,7 @@ DOWN_KEEP = 0.15  # share of its points a hand that goes down still holds at the
 LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still expected at the end
 
 
-def effective_missing(hand: list[Card], round_no: int) -> int:
+def effective_missing(hand: list[Card] | tuple[Card, ...], round_no: int) -> int:
     """:func:`missing_cards`, plus in hand 7 (R8: the whole hand goes down at once) each card held beyond
     the deal (a bought card and its penalty card) that must also find a place in the melds."""
     miss = missing_cards(hand, round_no)
@@ -107,8 +109,8 @@ def effective_missing(hand: list[Card], round_no: int) -> int:
     return miss
 
 
-def expected_points(hand: list[Card], down: bool, round_no: int, layable: set[Card], others_down: int = 0
-                    ) -> float:
+def expected_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: int,
+                    layable: frozenset[Card] | set[Card], others_down: int = 0) -> float:
     """A hand's expected R9 score at the end of the hand.
 
     Down: its points, less most of the points of the cards it can lay off. Not down: with the chance of
@@ -118,10 +120,16 @@ def expected_points(hand: list[Card], down: bool, round_no: int, layable: set[Ca
     A caught hand is valued at no fewer points than an average card's per card: a low hand's points now
     say little about the hand it will be caught with.
     """
-    points = cr.card_points(hand)
     if down:
+        points = cr.card_points(hand)
         off = sum(cr.CARD_POINTS[c] for c in hand if c in layable)
         return points - (1 - LAY_OFF_KEEP) * off
+    return _not_down(tuple(hand), round_no, others_down)
+
+
+@lru_cache(maxsize=200_000)
+def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int) -> float:
+    points = cr.card_points(hand)
     miss = effective_missing(hand, round_no)
     stuck = STUCK_BY_MISSING[min(miss, len(STUCK_BY_MISSING) - 1)]
     if miss:
@@ -145,7 +153,7 @@ class ContractRummyEvaluator(Evaluator):
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, cr.ContractRummyState)
-        layable = _layable(s) if s.meld_cards else set()
+        layable = _layable(s) if s.meld_cards else frozenset()
         downs = sum(1 for d in s.down if d)
         est = [expected_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]))
                for i, h in enumerate(s.hands)]
