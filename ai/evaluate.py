@@ -111,6 +111,10 @@ class Evaluator:
         """The belief model for re-dealing the unseen cards of ``view`` (None: uniform)."""
         return None
 
+    def cache_entries(self) -> int:
+        """Entries held by this evaluator's caches (each is bounded: see bench/ai_memory.py)."""
+        return 0
+
     def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
         """One sentence saying why ``move`` was chosen (``ranked``: every searched move, best first)."""
         return f"plays {describe_move(move)}, the best of {len(ranked)} moves by expected round margin"
@@ -137,6 +141,13 @@ _FALLBACK = Evaluator()
 def register_evaluator(game_id: str, evaluator: Evaluator) -> Evaluator:
     EVALUATORS[game_id] = evaluator
     return evaluator
+
+
+def cache_entries() -> dict[str, int]:
+    """Entries held by each game's evaluator caches now, by game id."""
+    import ai.evaluators  # noqa: F401
+
+    return {game_id: ev.cache_entries() for game_id, ev in EVALUATORS.items()}
 
 
 def evaluator_for(game: Game) -> Evaluator:

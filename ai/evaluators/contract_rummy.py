@@ -38,7 +38,7 @@ def missing_cards(hand: list[Card] | tuple[Card, ...], round_no: int) -> int:
     return _missing(tuple(sorted(hand)), round_no)
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=50_000)
 def _missing(hand: tuple[Card, ...], round_no: int) -> int:
     sets, runs, run_size, _ = cr.CONTRACTS[round_no]
     wilds = 0
@@ -127,7 +127,7 @@ def expected_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: i
     return _not_down(tuple(hand), round_no, others_down)
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=50_000)
 def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int) -> float:
     points = cr.card_points(hand)
     miss = effective_missing(hand, round_no)
@@ -142,6 +142,9 @@ def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int) -> float:
 
 class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
+
+    def cache_entries(self) -> int:
+        return sum(f.cache_info().currsize for f in (_missing, _not_down, _layable_on))
 
     def ends_round(self, game: Game, state: State, move: Move) -> bool:
         """Going down (the contract met; in hand 7 the whole hand), or any move that plays the last card."""

@@ -74,6 +74,9 @@ class LessThanThreeEvaluator(Evaluator):
     margin_scale = 5.0
     orbit_shift = 7  # a round is short: play the worlds out to (nearly) its end
 
+    def cache_entries(self) -> int:
+        return len(_PLAYS)
+
     def ends_round(self, game: Game, state: State, move: Move) -> bool:
         """A knock, or a play of the whole hand (shedding out, R11)."""
         s = state

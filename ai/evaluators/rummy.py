@@ -145,20 +145,34 @@ from engine.game import Game, Move, Observation, State
 from engine.games.three_thirteen import RummyRoundsState
 
 MELDED_NOT_OUT = 1.0  # expected score of a fully melded hand that has not gone out yet
-CACHE_LIMIT = 300_000
 BELIEF_NEAR_KNOWN = 2.0  # weight of a card that melds with a card the seat took from the pile
 BELIEF_NEAR_PILE = 0.5  # weight of a card that melds with a card left in the discard pile
+
+# The caches are bounded per process (issue 15: one worker reached 2.33 GB): at most RULES_KEPT rule sets
+# (a round's wild rank and aces option) keep tables, the least recently used is dropped, and a table that
+# reaches its limit is emptied. A full set of tables holds well under 100 MB (bench/ai_memory.py).
+RULES_KEPT = 2
+DEADWOOD_LIMIT = 150_000
+DISCARDS_LIMIT = 40_000  # each entry holds a dict of the hand's discards
+ONE_DRAW_LIMIT = 60_000
+
 
 class _Tables:
     """Per-rules caches of the solver's answers (the same hands recur across worlds and candidates)."""
 
-    __slots__ = ("deadwood", "discards", "one_draw", "rules")
+    __slots__ = ("deadwood", "discards", "one_draw", "rules", "unseen_ids")
 
     def __init__(self, rules: melds.MeldRules):
         self.rules = rules
         self.deadwood: dict[tuple[Card, ...], int] = {}
         self.discards: dict[tuple[Card, ...], dict[Card, int]] = {}
-        self.one_draw: dict[tuple[tuple[Card, ...], tuple[Card, ...], float], float] = {}
+        # keyed by (hand, the id of the unseen cards drawn from, meld bonus): the unseen tuple (up to 50
+        # cards, the same for every hand of a decision) is stored once, in unseen_ids
+        self.one_draw: dict[tuple[tuple[Card, ...], int, float], float] = {}
+        self.unseen_ids: dict[tuple[Card, ...], int] = {}
+
+    def sizes(self) -> int:
+        return len(self.deadwood) + len(self.discards) + len(self.one_draw)
 
 
 _caches: dict[int, _Tables] = {}
@@ -167,10 +181,18 @@ _caches: dict[int, _Tables] = {}
 def _cache(rules: melds.MeldRules) -> _Tables:
     entry = _caches.get(id(rules))
     if entry is None or entry.rules is not rules:
-        if len(_caches) > 64:
-            _caches.clear()
+        _caches.pop(id(rules), None)
+        while len(_caches) >= RULES_KEPT:
+            del _caches[next(iter(_caches))]  # the least recently used rules
         entry = _caches[id(rules)] = _Tables(rules)
+    elif next(reversed(_caches)) != id(rules):
+        _caches[id(rules)] = _caches.pop(id(rules))  # most recently used last
     return entry
+
+
+def cache_entries() -> int:
+    """Entries held by this module's caches now (all rules)."""
+    return sum(t.sizes() for t in _caches.values())
 
 
 def deadwood(hand: tuple[Card, ...], rules: melds.MeldRules) -> int:
@@ -178,7 +200,7 @@ def deadwood(hand: tuple[Card, ...], rules: melds.MeldRules) -> int:
     table = _cache(rules).deadwood
     got = table.get(hand)
     if got is None:
-        if len(table) > CACHE_LIMIT:
+        if len(table) >= DEADWOOD_LIMIT:
             table.clear()
         got = table[hand] = melds.min_deadwood(hand, rules)
     return got
@@ -189,7 +211,7 @@ def discard_scores(hand: tuple[Card, ...], rules: melds.MeldRules) -> dict[Card,
     table = _cache(rules).discards
     got = table.get(hand)
     if got is None:
-        if len(table) > CACHE_LIMIT:
+        if len(table) >= DISCARDS_LIMIT:
             table.clear()
         got = table[hand] = melds.discard_scores(hand, rules)
     return got
@@ -242,12 +264,19 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
     With ``meld_bonus`` ``b``, what a card gains by joining a meld (beyond what it would leave as a card in
     no meld) counts ``1 + b`` times: a meld made now keeps lowering the hand on the draws after this one.
     """
-    table = _cache(rules).one_draw
-    key = (hand, unseen, meld_bonus)
+    tables = _cache(rules)
+    table = tables.one_draw
+    uid = tables.unseen_ids.get(unseen)
+    if uid is None:
+        if len(tables.unseen_ids) >= 1000:
+            tables.unseen_ids.clear()
+            table.clear()  # its keys name ids of the unseen sets just forgotten
+        uid = tables.unseen_ids[unseen] = len(tables.unseen_ids)
+    key = (hand, uid, meld_bonus)
     got = table.get(key)
     if got is not None:
         return got
-    if len(table) > CACHE_LIMIT:
+    if len(table) >= ONE_DRAW_LIMIT:
         table.clear()
     dw = deadwood(hand, rules)
     base = min(discard_scores(hand, rules).values())
@@ -333,6 +362,9 @@ class RummyEvaluator(Evaluator):
             rest.remove(card)
             key = tuple(rest)
         return key
+
+    def cache_entries(self) -> int:
+        return cache_entries()
 
     def draws_now(self, game: Game, view: Observation) -> bool:
         return view["phase"] == "draw" and view["to_move"] == view["seat"]

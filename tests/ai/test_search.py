@@ -179,3 +179,28 @@ def test_contract_rummy_goes_down_first_and_keeps_it():
     state, downs = ev_moves
     d = choose_move(game, game.observation(state, state.to_move), level=2, seed=0, time_ms=1)
     assert any(a["move"] in downs for a in d.alternatives)
+
+
+# -- memory: the caches are bounded ---------------------------------------------------------------------
+
+
+def test_rummy_caches_stay_within_their_limits(monkeypatch):
+    from ai.evaluators import rummy
+
+    monkeypatch.setattr(rummy, "DEADWOOD_LIMIT", 50)
+    monkeypatch.setattr(rummy, "DISCARDS_LIMIT", 20)
+    monkeypatch.setattr(rummy, "ONE_DRAW_LIMIT", 30)
+    monkeypatch.setattr(rummy, "_caches", {})
+    game = get_game("three-thirteen")
+    rng = random.Random(0)
+    for round_no in range(1, 12):
+        rules = game.meld_rules({}, round_no)
+        for _ in range(80):
+            cards = rng.sample(range(52), game.deal_size(round_no) + 10)
+            hand, unseen = tuple(sorted(cards[:-10])), tuple(sorted(cards[-10:]))
+            got = rummy.after_one_draw(hand, rules, unseen)
+            assert rummy.deadwood(hand, rules) == melds.min_deadwood(hand, rules)
+            tables = rummy._cache(rules)
+            assert len(tables.deadwood) <= 50 and len(tables.discards) <= 20 and len(tables.one_draw) <= 30
+            assert len(rummy._caches) <= rummy.RULES_KEPT
+            assert got == pytest.approx(rummy.after_one_draw(hand, rules, unseen))  # the same after a clear
