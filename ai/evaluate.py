@@ -120,6 +120,11 @@ class Evaluator:
         return f"plays {describe_move(move)}, the best of {len(ranked)} moves by expected round margin"
 
 
+def plural(n: int | float, noun: str) -> str:
+    """``1 card``, ``2 cards``, ``0 cards`` (``noun`` takes an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def describe_move(move: Move) -> str:
     """A short human description of a move dict ("discard 7H", "draw from the stock")."""
     parts = [str(move.get("type", "move")).replace("_", " ")]

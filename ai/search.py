@@ -56,7 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ai.evaluate import DealFn, Evaluator, Leaf, evaluator_for
+from ai.evaluate import DealFn, Evaluator, Leaf, evaluator_for, plural
 from engine.cards import Card
 from engine.errors import GameOverError, NotYourTurnError
 from engine.game import Game, Move, Observation, State, uniform_deal
@@ -84,6 +84,7 @@ LEVELS: dict[int, Level] = {
     5: Level(5, samples=160, orbits=2, candidates=24, batch=8, exact_draws=True),
 }
 DEFAULT_LEVEL = 3
+ROUGH_BELOW = 8  # an explanation from fewer sampled deals says it is a rough estimate
 MAX_PLIES_PER_WORLD = 400  # a world is cut off (and evaluated) after this many simulated moves
 OWN_BRANCH_LIMIT = 24  # own inner decisions with more moves than this follow the model policy
 
@@ -97,7 +98,11 @@ class Decision:
     points from the seat's side (``move`` is the first). ``value`` is how many
     expected points the chosen move gains over the runner-up (0 when there was
     no choice). ``win_chance`` is the estimated chance of winning the round
-    with the chosen move, ``samples`` the number of sampled deals (worlds).
+    with the chosen move (by the rule of succession over the sampled deals,
+    so never a certain 0 or 1 from a few), ``samples`` the number of sampled
+    deals (worlds). ``explanation`` is one sentence about the chosen move, in
+    the API's card notation (``KH``); from fewer than 8 sampled deals it says
+    it is a rough estimate.
     """
 
     move: Move
@@ -202,9 +207,11 @@ def search(
     first = 0.0  # seconds the first world took (it fills the solver's caches, so it is the slowest)
     searching = 0.0  # seconds spent on the worlds after it
     while done < target:
-        # a first world alone (every candidate is evaluated on it, whatever the clock), then fixed batches:
-        # the batches and the pruning after each depend on the level only
-        size = 1 if done == 0 else min(lv.batch, target - done)
+        # a first world alone (every candidate is evaluated on it, whatever the clock), then batches ending
+        # after 1 + batch, 1 + 2 batch... worlds, the first of them split after its first world (to time a
+        # world whose leaves the first did not cache); the batches and the pruning after each depend on
+        # the level only
+        size = 1 if done < 2 else min(lv.batch - (done - 1) % lv.batch, target - done)
         if deadline is not None and done:
             per_world = searching / (done - 1) if done > 1 else first
             if time.perf_counter() + per_world * size > deadline:
@@ -400,13 +407,19 @@ def _decision(
     gain = value - results[1][1] if len(results) > 1 else 0.0
     ranked = [(m, v) for m, v, _ in results]
     explanation = ev.explain(game, view, move, ranked)
-    if note:
-        explanation = f"{explanation} ({note})"
+    notes = [note] if note else []
+    if samples < ROUGH_BELOW and len(results) > 1:
+        notes.append(f"a rough estimate: {plural(samples, 'sampled deal')}")
+    if notes:
+        explanation = f"{explanation} ({'; '.join(notes)})"
+    # the chance of winning, as Laplace's rule of succession over the sampled deals: never a certain 0 or 1
+    # from a few samples (one sampled win is 2/3, not 100%)
+    win_chance = (win * samples + 1) / (samples + 2)
     return Decision(
         move=dict(move),
         value=round(gain, 3),
         alternatives=[{"move": dict(m), "value": round(v, 3)} for m, v in ranked],
-        win_chance=round(min(1.0, max(0.0, win)), 4),
+        win_chance=round(min(1.0, max(0.0, win_chance)), 4),
         samples=samples,
         explanation=explanation,
         elapsed_ms=round((time.perf_counter() - start) * 1000.0, 2),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 
-from ai.evaluate import Evaluator, Leaf, register_evaluator
+from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
 from engine import contracts
 from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
 from engine.game import Game, Move, Observation, State
@@ -218,14 +218,14 @@ class ContractRummyEvaluator(Evaluator):
         if kind == "go_down":
             melds = "; ".join(" ".join(m["cards"]) for m in move["melds"])
             used = sum(len(m["cards"]) for m in move["melds"])
-            return f"goes down with {melds} ({contract}), leaving {len(hand) - used} cards in hand"
+            return f"goes down with {melds} ({contract}), leaving {plural(len(hand) - used, 'card')} in hand"
         if kind == "lay_off":
             return f"lays off {move['card']} on meld {move['meld']}: {cr.CARD_POINTS[parse_card(move['card'])]} " \
                    "points fewer in hand"
         if kind == "discard":
             card = move["card"]
             return (f"discards {card} ({cr.CARD_POINTS[parse_card(card)]} points), the card that helps least "
-                    f"toward {contract}; {miss} cards still missing" if not view["down"][view["seat"]]
+                    f"toward {contract}; {plural(miss, 'card')} still missing" if not view["down"][view["seat"]]
                     else f"discards {card} ({cr.CARD_POINTS[parse_card(card)]} points), which fits no meld on "
                     "the table")
         after = missing_cards([*hand, parse_card(top)], view["round"]) if top else miss
@@ -235,12 +235,16 @@ class ContractRummyEvaluator(Evaluator):
             what = "takes" if kind == "take_discard" else "buys (with a penalty card)"
             mates = _partners(parse_card(top), hand) if top else []
             joins = f", joining {' '.join(CARD_NAMES[c] for c in mates)}" if mates else ""
-            return (f"{what} {top} from the discard pile{joins}: {after} cards missing for {contract} "
-                    f"instead of {miss}")
+            change = f"instead of {miss}" if after != miss else "as before, but a better hand"
+            return (f"{what} {top} from the discard pile{joins}: {plural(after, 'card')} missing for {contract} "
+                    f"({change})")
         if kind == "pass":
-            return f"passes on {top}: it would leave {after} cards missing for {contract} (now {miss}){keeps}"
-        return (f"draws from the stock: {top} would leave {after} cards missing for {contract} (now {miss}){keeps}"
-                if top else f"draws from the stock; {miss} cards missing for {contract}{keeps}")
+            return (f"passes on {top}: it would leave {plural(after, 'card')} missing for {contract} "
+                    f"(now {miss}){keeps}")
+        if not top:
+            return f"draws from the stock (no discard to take); {plural(miss, 'card')} missing for {contract}{keeps}"
+        return (f"draws from the stock rather than taking {top}, which would leave {plural(after, 'card')} missing "
+                f"for {contract} (now {miss}){keeps}")
 
 
 def _partners(card: Card, hand: list[Card]) -> list[Card]:

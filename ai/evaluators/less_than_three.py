@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 
-from ai.evaluate import Evaluator, Leaf, register_evaluator
+from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
 from engine import climbing
 from engine.cards import parse_cards
 from engine.climbing import ClimbMeld
@@ -138,13 +138,15 @@ class LessThanThreeEvaluator(Evaluator):
         now = plays_needed(mask)
         opp = view["hand_sizes"][1 - view["seat"]]
         if move["type"] == "pass":
-            return f"passes: every answer would break up the {now} plays its {len(cards)} cards need"
+            return (f"passes: every answer would break up the {plural(now, 'play')} "
+                    f"its {plural(len(cards), 'card')} need{'s' if len(cards) == 1 else ''}")
         if move["type"] == "sweep":
-            return f"sweeps the table to take the lead while the opponent holds only {opp} cards"
+            return f"sweeps the table to take the lead while the opponent holds only {plural(opp, 'card')}"
         played = parse_cards(move["cards"])
         after = plays_needed(mask & ~_mask(played))
         left = len(cards) - len(played)
-        text = f"plays {' '.join(move['cards'])}, leaving {left} cards that need {after} more plays"
+        text = (f"plays {' '.join(move['cards'])}, leaving {plural(left, 'card')} that "
+                f"need{'s' if left == 1 else ''} {after} more play{'' if after == 1 else 's'}")
         if move.get("knock"):
             text += f" and knocks, holding {left} against {opp}"
         elif left == 0:

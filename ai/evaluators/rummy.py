@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import random
 
-from ai.evaluate import Evaluator, Leaf, register_evaluator
+from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
 from engine import melds
 from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
 from engine.game import Game, Move, Observation, State
@@ -306,18 +306,22 @@ class RummyEvaluator(Evaluator):
         hand = parse_cards(view["hand"])
         unseen = game.unseen_cards(view)
         if move["type"] == "draw":
-            now = deadwood(tuple(hand), rules)
+            key = tuple(sorted(hand))
+            now = deadwood(key, rules)
+            # what a stock draw is worth: the mean least deadwood after it and the best discard
+            stock = after_one_draw(key, rules, tuple(sorted(unseen))) if unseen else float(now)
+            better = sum(1 for c in unseen if min(discard_scores(tuple(sorted((*hand, c))), rules).values()) < now)
+            odds = f"{better} of the {len(unseen)} unseen cards would lower it"
             if not view["discard"]:
-                return f"draws from the stock (no discard to take); deadwood {now}"
+                return f"draws from the stock (no discard to take): deadwood {now} now, {odds}"
             top = parse_card(view["discard"][-1])
             scores = discard_scores(tuple(sorted((*hand, top))), rules)
             after = min(v for c, v in scores.items() if c != top or view["options"].get("allow_rediscard"))
             if move["source"] == "discard":
                 return (f"takes {CARD_NAMES[top]} from the discard pile: with it the best discard leaves "
-                        f"{after} deadwood instead of {now}")
-            better = sum(1 for c in unseen if min(discard_scores(tuple(sorted((*hand, c))), rules).values()) < now)
-            return (f"draws from the stock: {CARD_NAMES[top]} would leave {after} deadwood against {now} now, "
-                    f"and {better} of the {len(unseen)} unseen cards would lower it")
+                        f"{after} deadwood (now {now}), against {stock:.1f} expected from a stock draw")
+            return (f"draws from the stock: the best discard after it leaves {stock:.1f} deadwood on average "
+                    f"({odds}), against {after} with {CARD_NAMES[top]} from the discard pile (now {now})")
         card = parse_card(move["card"])
         rest = list(hand)
         rest.remove(card)
@@ -337,7 +341,8 @@ class RummyEvaluator(Evaluator):
         partial = _best_partial(arrangement.deadwood, rules, unseen)
         if partial is not None:
             cards, outs = partial
-            text += f"; keeps {' '.join(CARD_NAMES[c] for c in cards)}, which {outs} unseen cards would complete"
+            text += (f"; keeps {' '.join(CARD_NAMES[c] for c in cards)}, which {plural(outs, 'unseen card')} "
+                     f"would complete")
         return text
 
 

@@ -114,7 +114,7 @@ def test_time_budget_is_respected(game_id):
         view = game.observation(state, state.to_move)
         # the first world is always evaluated whole (every candidate once): a budget bounds the rest
         one_world = choose_move(game, view, level=4, time_ms=1, seed=i)
-        assert one_world.samples == 1
+        assert one_world.samples <= 2  # the first world, and a second only if the first took under 1 ms
         t0 = time.perf_counter()
         d = choose_move(game, view, level=4, time_ms=budget, seed=i)
         wall = (time.perf_counter() - t0) * 1000

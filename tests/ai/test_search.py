@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ai import choose_move
+from ai import LEVELS, choose_move
 from engine import melds
 from engine.cards import CARD_NAMES
 from engine.game import Game, State
@@ -164,7 +164,7 @@ def test_every_root_move_is_evaluated_and_round_enders_are_kept():
     d = choose_move(game, game.observation(state, 0), level=2, seed=0, time_ms=1)
     searched = [a["move"] for a in d.alternatives]
     assert all(m in searched for m in outs)  # even a 1 ms budget evaluates every candidate on the first world
-    assert d.samples == 1
+    assert d.samples < LEVELS[2].samples
 
 
 def test_contract_rummy_goes_down_first_and_keeps_it():
@@ -204,3 +204,35 @@ def test_rummy_caches_stay_within_their_limits(monkeypatch):
             assert len(tables.deadwood) <= 50 and len(tables.discards) <= 20 and len(tables.one_draw) <= 30
             assert len(rummy._caches) <= rummy.RULES_KEPT
             assert got == pytest.approx(rummy.after_one_draw(hand, rules, unseen))  # the same after a clear
+
+
+# -- explanations (issue 18.12) -------------------------------------------------------------------------
+
+
+def test_one_sampled_deal_is_singular_rough_and_never_certain():
+    game = get_game("three-thirteen")
+    for i, state in enumerate(_random_positions(game, 2, seed=14, count=8, stride=5)):
+        d = choose_move(game, game.observation(state, state.to_move), level=1, seed=i)
+        assert d.samples == 1
+        assert d.win_chance <= 0.667  # one sampled win is no certainty (2/3, rounded)
+        if len(d.alternatives) > 1:
+            assert "a rough estimate: 1 sampled deal)" in d.explanation, d.explanation
+        assert "1 sampled deals" not in d.explanation
+
+
+@pytest.mark.parametrize("game_id", ["three-thirteen", "threezies", "contract-rummy"])
+def test_a_draw_is_explained_as_a_draw_in_the_api_notation(game_id):
+    game = get_game(game_id)
+    players = 4 if game_id == "contract-rummy" else 2
+    draws = 0
+    for i, state in enumerate(_random_positions(game, players, seed=6, count=30, stride=3)):
+        d = choose_move(game, game.observation(state, state.to_move), level=2, seed=i)
+        assert not set("♠♥♦♣") & set(d.explanation)  # cards as the API writes them (KH), /play renders them
+        if d.move["type"] in ("draw", "take_discard"):
+            draws += 1
+            assert d.explanation.startswith(("draws from the stock", "takes ")), d.explanation
+            assert not d.explanation.startswith("discards")
+            if d.move.get("source") == "stock" and state.discard:
+                # why the stock and not the discard: both sides of the choice are named
+                assert "stock" in d.explanation and "discard pile" in d.explanation, d.explanation
+    assert draws >= 3
