@@ -20,13 +20,14 @@ least, the most expensive first, never a wild before going down.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from functools import lru_cache
 
 from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
-from engine import contracts
 from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
 from engine.game import Game, Move, Observation, State
 from engine.games import contract_rummy as cr
+from engine.games.contract_rummy.listing import table_index
 
 
 def _is_wild(card: Card) -> bool:
@@ -81,15 +82,10 @@ def _missing(hand: tuple[Card, ...], round_no: int) -> int:
     return max(0, missing - wilds)
 
 
-def _layable(s: cr.ContractRummyState) -> frozenset[Card]:
-    """The cards that could be laid off on the table's melds now."""
-    table = tuple((s.meld_suit[i], s.meld_low[i], tuple(s.meld_cards[i])) for i in range(len(s.meld_cards)))
-    return _layable_on(table, s.options["wild_limit"])
-
-
-@lru_cache(maxsize=20_000)
-def _layable_on(table: tuple[tuple[int, int, tuple[Card, ...]], ...], limit: str) -> frozenset[Card]:
-    return frozenset(c for meld in table for c, _, _ in contracts.meld_wants(meld, limit))
+def _layable(s: cr.ContractRummyState) -> Collection[Card]:
+    """The cards that could be laid off on the table's melds now (the engine's index of the table's lay-offs,
+    cached per table)."""
+    return table_index(s).keys()
 
 
 #: chance that a hand not yet down is still not down when the hand ends, by the cards it misses (0, 1, 2...)
@@ -98,6 +94,7 @@ STUCK_PER_DOWN = 0.1  # and the chance grows by this for each other player alrea
 AVERAGE_CARD_POINTS = 8.5  # R9's points of a card, averaged over two decks and four jokers
 DOWN_KEEP = 0.15  # share of its points a hand that goes down still holds at the end
 LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still expected at the end
+_POINTS = cr.CARD_POINTS
 
 
 def effective_missing(hand: list[Card] | tuple[Card, ...], round_no: int) -> int:
@@ -110,7 +107,7 @@ def effective_missing(hand: list[Card] | tuple[Card, ...], round_no: int) -> int
 
 
 def expected_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: int,
-                    layable: frozenset[Card] | set[Card], others_down: int = 0) -> float:
+                    layable: Collection[Card], others_down: int = 0) -> float:
     """A hand's expected R9 score at the end of the hand.
 
     Down: its points, less most of the points of the cards it can lay off. Not down: with the chance of
@@ -120,10 +117,11 @@ def expected_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: i
     A caught hand is valued at no fewer points than an average card's per card: a low hand's points now
     say little about the hand it will be caught with.
     """
-    if down:
-        points = cr.card_points(hand)
-        off = sum(cr.CARD_POINTS[c] for c in hand if c in layable)
-        return points - (1 - LAY_OFF_KEEP) * off
+    if down:  # its points, a card that can be laid off counting LAY_OFF_KEEP of its points
+        value = 0.0
+        for c in hand:
+            value += _POINTS[c] * LAY_OFF_KEEP if c in layable else _POINTS[c]
+        return value
     return _not_down(tuple(hand), round_no, others_down)
 
 
@@ -144,19 +142,22 @@ class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
 
     def cache_entries(self) -> int:
-        return sum(f.cache_info().currsize for f in (_missing, _not_down, _layable_on))
+        return sum(f.cache_info().currsize for f in (_missing, _not_down))
 
     def ends_round(self, game: Game, state: State, move: Move) -> bool:
-        """Going down (the contract met; in hand 7 the whole hand), or any move that plays the last card."""
+        """Going down with all but at most one card (always so in hand 7: the discard after it goes out), or
+        any move that plays the last card."""
         s = state
         assert isinstance(s, cr.ContractRummyState)
-        return move["type"] == "go_down" or (move["type"] in ("discard", "lay_off")
-                                             and len(s.hands[s.to_move or 0]) == 1)
+        held = len(s.hands[s.to_move or 0])
+        if move["type"] == "go_down":
+            return held - sum(len(m["cards"]) for m in move["melds"]) <= 1
+        return move["type"] in ("discard", "lay_off") and held == 1
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, cr.ContractRummyState)
-        layable = _layable(s) if s.meld_cards else frozenset()
+        layable = _layable(s) if s.meld_cards else ()
         downs = sum(1 for d in s.down if d)
         est = [expected_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]))
                for i, h in enumerate(s.hands)]
