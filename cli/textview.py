@@ -244,6 +244,12 @@ class Renderer:
             cells.append(f"{mark}{names[seat]}: {size} cards{dealer}")
         return "Players " + " · ".join(cells)
 
+    def known_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+        """The cards the view knows other seats hold (taken from the discard pile, in the rummy games)."""
+        cells = [f"{names[s]} holds {self.cards(k, view)}" for s, k in enumerate(view.get("known") or [])
+                 if k and s != view.get("seat")]
+        return ["Known   " + " · ".join(cells)] if cells else []
+
     def table_lines(self, view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
         """Every game-specific key of the view; per-seat lists are shown per seat."""
         lines = []
@@ -445,11 +451,7 @@ class RummyRoundsRenderer(Renderer):
         top = self.value(discard[-1], view) if discard else "—"
         lines = [f"Table   stock {view.get('stock_size', 0)} cards · discard pile top {self.style.bold(top)}"
                  + self.style.dim(f" ({len(discard)} in the pile)")]
-        known = view.get("known") or []
-        cells = [f"{names[s]} holds {self.cards(k, view)}" for s, k in enumerate(known)
-                 if k and s != view.get("seat")]
-        if cells:
-            lines.append("Known   " + " · ".join(cells))
+        lines += self.known_lines(view, names)
         out = view.get("went_out")
         if isinstance(out, int):
             lines.append(self.style.bad(f"{names[out]} went out: everyone else has one last turn "
@@ -549,11 +551,7 @@ class LeastScoreRenderer(Renderer):
         out = [names[s] for s, o in enumerate(view.get("out", [])) if o]
         if out:
             lines.append(self.style.bad("Out     " + ", ".join(out)))
-        known = view.get("known") or []
-        cells = [f"{names[s]} holds {self.cards(k, view)}" for s, k in enumerate(known)
-                 if k and s != view.get("seat")]
-        if cells:
-            lines.append("Known   " + " · ".join(cells))
+        lines += self.known_lines(view, names)
         return lines + super().table_lines(view, names)
 
     def hand_lines(self, view: Mapping[str, Any]) -> list[str]:
@@ -643,11 +641,7 @@ class ContractRummyRenderer(Renderer):
         buys = view.get("buys") or []
         if any(buys):
             lines.append("Buys    " + " · ".join(f"{names[s]} {b}" for s, b in enumerate(buys)))
-        known = view.get("known") or []
-        cells = [f"{names[s]} holds {self.cards(k, view)}" for s, k in enumerate(known)
-                 if k and s != view.get("seat")]
-        if cells:
-            lines.append("Known   " + " · ".join(cells))
+        lines += self.known_lines(view, names)
         return lines + super().table_lines(view, names)
 
     def move_cards(self, move: Mapping[str, Any], view: Mapping[str, Any]) -> list[str]:

@@ -84,12 +84,15 @@ class JsonFormatter(logging.Formatter):
         return self._encode(out)
 
 
+class _ServiceHandler(logging.StreamHandler):
+    """The service's own log handler (recognised, so that a second app in a process adds no second one)."""
+
+
 def configure_logging(level: str) -> None:
     logger = logging.getLogger("cardtable")
     logger.setLevel(level.upper())
-    if not any(getattr(h, "_cardtable", False) for h in logger.handlers):
-        handler = logging.StreamHandler()
+    if not any(isinstance(h, _ServiceHandler) for h in logger.handlers):
+        handler = _ServiceHandler()
         handler.setFormatter(JsonFormatter())
-        handler._cardtable = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
         logger.propagate = False

@@ -206,15 +206,6 @@ class BestMoveRequest(Strict):
 # -- responses -----------------------------------------------------------------
 
 
-class Problem(Schema):
-    type = fields.String()
-    title = fields.String()
-    status = fields.Integer()
-    detail = fields.String()
-    code = fields.String()
-    errors = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
-
-
 class OptionInfo(Schema):
     name = fields.String()
     type = fields.String()
@@ -349,11 +340,6 @@ class ValidateResult(Schema):
     events = fields.List(fields.Dict())
     code = fields.String()
     detail = fields.String()
-
-
-class Health(Schema):
-    status = fields.String()
-    checks = fields.Dict()
 
 
 def load(schema: Schema, data: Any) -> Any:

@@ -3,8 +3,8 @@
 The wheel is built as pip builds it (an isolated build with the declared ``build-system`` requirements:
 ``license = "MIT"`` needs setuptools 77 or newer) from a copy of the checkout's files (setuptools writes
 ``build/`` and ``*.egg-info`` beside the sources), unpacked outside the checkout, and run from there:
-the players' rules, the pages' templates and static files are in it, and ``cardtable simulate`` plays the
-``greedy`` baseline from ``ai/baselines.py``.
+the players' rules, the pages' templates and static files and the API's ``openapi.yaml`` are in it, and
+``cardtable simulate`` plays the ``greedy`` baseline from ``ai/baselines.py``.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         archive.extractall(target)
     for game in all_games():
         assert f"engine/rules/{game.info.id}.md" in names
-    for name in ("ai/baselines.py", "service/templates/rules.html", "service/templates/index.html",
-                 "service/static/play/app.js", "service/static/docs.html", "service/static/favicon.svg"):
+    for name in ("ai/baselines.py", "service/openapi.yaml", "service/templates/rules.html",
+                 "service/templates/index.html", "service/static/play/app.js", "service/static/docs.html",
+                 "service/static/favicon.svg"):
         assert name in names, name
     return target
 
@@ -67,7 +68,8 @@ def test_simulate_plays_the_greedy_baseline_from_the_installed_package(installed
 def test_the_rules_and_pages_come_with_the_installed_package(installed: Path, tmp_path: Path) -> None:
     done = run_installed(installed, "import engine.game, service.play_page as p; "
                          "from engine.registry import all_games; "
-                         "print(engine.game.__file__, p.__file__); "
+                         "import service.blueprints.ops as ops; "
+                         "print(engine.game.__file__, p.__file__, ops.spec_path()); "
                          "print(all(g.info.rules.startswith('# ' + g.info.name) for g in all_games()))", tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     files, ok = done.stdout.splitlines()
