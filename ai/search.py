@@ -237,13 +237,20 @@ def search(
     return _decision(game, ev, view, lv, results, done, start)
 
 
+_warmed: list[bool] = []  # not empty once warm_up() has run in this process
+
+
 def warm_up(plies: int = 60, decisions: int = 3) -> float:
     """Fill the tables the AI builds on first use (the solver's, the evaluators', the engine's), for every
     registered game, by deciding a few positions of a fixed game: so that the first real decision in a
-    fresh process costs about what a later one does. Returns the seconds it took."""
+    fresh process costs about what a later one does. Once per process (a second call returns at once).
+    Returns the seconds it took."""
     from engine.registry import all_games
 
     start = time.perf_counter()
+    if _warmed:
+        return 0.0
+    _warmed.append(True)
     for game in all_games():
         rng = random.Random(0)
         state = game.new_match(game.info.min_players, seed=0)
