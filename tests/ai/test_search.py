@@ -122,32 +122,36 @@ def _melded_hand(rng: random.Random, size: int, wild: int) -> list[int]:
             return hand + wilds[: size - len(hand)]
 
 
-@pytest.mark.parametrize("round_no", [9, 10, 11])
-def test_goes_out_whenever_it_is_clearly_right(round_no):
-    """Random positions of late rounds where going out leaves 0 and the opponent holds deadwood."""
-    game = get_game("three-thirteen")
-    rng = random.Random(round_no)
+@pytest.mark.parametrize(("game_id", "players", "round_no"), [
+    ("three-thirteen", 2, 9), ("three-thirteen", 2, 10), ("three-thirteen", 2, 11), ("three-thirteen", 3, 10),
+    ("threezies", 2, 7), ("threezies", 2, 8)])
+def test_goes_out_whenever_it_is_clearly_right(game_id, players, round_no):
+    """Random positions of late rounds where going out leaves 0 and every opponent holds deadwood."""
+    game = get_game(game_id)
+    rng = random.Random(round_no * 10 + players)
     size = game.deal_size(round_no)
     wild = game.wild_rank(round_no)
+    rules = game.meld_rules({}, round_no)
     checked = 0
-    while checked < 12:
+    while checked < 8:
         mine = _melded_hand(rng, size, wild)
-        rules = game.meld_rules({}, round_no)
         if melds.min_deadwood(sorted(mine), rules) != 0:
             continue
-        rest = [c for c in range(52) if c not in mine]
+        rest = game.deck(players, game.check_options({}, players))
+        for c in mine:
+            rest.remove(c)
         rng.shuffle(rest)
-        extra, theirs, stock = rest[0], rest[1: 1 + size], rest[1 + size:]
-        if melds.min_deadwood(sorted(theirs), rules) == 0:
+        extra, rest = rest[0], rest[1:]
+        others = [rest[i * size: (i + 1) * size] for i in range(players - 1)]
+        stock = rest[(players - 1) * size:]
+        if any(melds.min_deadwood(sorted(h), rules) == 0 for h in others):
             continue
-        names = [CARD_NAMES[c] for c in mine]
-        state = game.from_setup(2, {"round": round_no, "dealer": 1,
-                                    "hands": [names, [CARD_NAMES[c] for c in theirs]],
-                                    "stock": [CARD_NAMES[c] for c in [extra, *stock[:-1]]],
-                                    "discard": [CARD_NAMES[stock[-1]]]}, seed=checked)
+        names = [[CARD_NAMES[c] for c in h] for h in (mine, *others)]
+        state = game.from_setup(players, {"round": round_no, "dealer": players - 1, "hands": names,
+                                          "stock": [CARD_NAMES[c] for c in [extra, *stock[:-1]]],
+                                          "discard": [CARD_NAMES[stock[-1]]]}, seed=checked)
         state, _ = game.apply(state, {"type": "draw", "source": "stock"})
-        outs = [m for m in game.legal_moves(state) if m["type"] == "go_out"]
-        assert outs, names
+        assert any(m["type"] == "go_out" for m in game.legal_moves(state)), names[0]
         view = game.observation(state, 0)
         for level in (2, 3):
             d = choose_move(game, view, level=level, seed=checked)
