@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
@@ -97,17 +98,34 @@ LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still ex
 _POINTS = cr.CARD_POINTS
 
 
-def effective_missing(hand: list[Card] | tuple[Card, ...], round_no: int) -> int:
+@dataclass(frozen=True)
+class LeafModel:
+    """The settings of a not-down hand's expected score (one object, so that ``bench/ai_ab.py`` can compare
+    models: ``leaf_model={...}``)."""
+
+    stuck_by_missing: tuple[float, ...] = STUCK_BY_MISSING
+    stuck_per_down: float = STUCK_PER_DOWN
+    caught_card_points: float = AVERAGE_CARD_POINTS
+    down_keep: float = DOWN_KEEP
+    hand7_extra: bool = True  # in hand 7 each card beyond the deal counts as missing
+
+
+#: the leaf before issue 15 (0.3 of its points once it can go down, 0.35 + 0.15 per further missing card):
+#: kept to compare with (``bench/ai_ab.py --variants base 'leaf_model="old"'``)
+OLD_LEAF = LeafModel((0.3, 0.35, 0.5, 0.65, 0.8, 0.95, 1.0), 0.0, 0.0, 0.0, False)
+
+
+def effective_missing(hand: list[Card] | tuple[Card, ...], round_no: int, hand7_extra: bool = True) -> int:
     """:func:`missing_cards`, plus in hand 7 (R8: the whole hand goes down at once) each card held beyond
     the deal (a bought card and its penalty card) that must also find a place in the melds."""
     miss = missing_cards(hand, round_no)
-    if round_no == 7:
+    if round_no == 7 and hand7_extra:
         miss += max(0, len(hand) - cr.CONTRACTS[round_no][3])
     return miss
 
 
 def expected_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: int,
-                    layable: Collection[Card], others_down: int = 0) -> float:
+                    layable: Collection[Card], others_down: int = 0, model: LeafModel = LeafModel()) -> float:
     """A hand's expected R9 score at the end of the hand.
 
     Down: its points, less most of the points of the cards it can lay off. Not down: with the chance of
@@ -122,24 +140,26 @@ def expected_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: i
         for c in hand:
             value += _POINTS[c] * LAY_OFF_KEEP if c in layable else _POINTS[c]
         return value
-    return _not_down(tuple(hand), round_no, others_down)
+    return _not_down(tuple(hand), round_no, others_down, model)
 
 
 @lru_cache(maxsize=50_000)
-def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int) -> float:
+def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int, model: LeafModel) -> float:
     points = cr.card_points(hand)
-    miss = effective_missing(hand, round_no)
-    stuck = STUCK_BY_MISSING[min(miss, len(STUCK_BY_MISSING) - 1)]
+    miss = effective_missing(hand, round_no, model.hand7_extra)
+    table = model.stuck_by_missing
+    stuck = table[min(miss, len(table) - 1)]
     if miss:
-        stuck = min(1.0, stuck + STUCK_PER_DOWN * others_down)
+        stuck = min(1.0, stuck + model.stuck_per_down * others_down)
     # a hand caught at the end holds the cards it has drawn by then, not its cards now: no fewer points
     # than an average card's for each card held
-    caught = max(points, AVERAGE_CARD_POINTS * len(hand))
-    return stuck * caught + (1 - stuck) * DOWN_KEEP * points
+    caught = max(points, model.caught_card_points * len(hand))
+    return stuck * caught + (1 - stuck) * model.down_keep * points
 
 
 class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
+    leaf_model: LeafModel | str = LeafModel()  # "old": OLD_LEAF (for bench/ai_ab.py)
 
     def cache_entries(self) -> int:
         return sum(f.cache_info().currsize for f in (_missing, _not_down))
@@ -159,7 +179,9 @@ class ContractRummyEvaluator(Evaluator):
         assert isinstance(s, cr.ContractRummyState)
         layable = _layable(s) if s.meld_cards else ()
         downs = sum(1 for d in s.down if d)
-        est = [expected_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]))
+        model = OLD_LEAF if self.leaf_model == "old" else self.leaf_model
+        assert isinstance(model, LeafModel)
+        est = [expected_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]), model)
                for i, h in enumerate(s.hands)]
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
