@@ -19,9 +19,9 @@
    The seat's own root draw is enumerated rather than sampled when its
    evaluator names the zone it draws from (``draw_zone``): world ``k`` puts the
    ``k``-th card of a fixed shuffle of the unseen cards on top of that zone
-   (the rest dealt as usual around it), and levels 3-5 (at their default
-   budget or more) sample at least one world per unseen card, so every card
-   the draw could take is weighed once, each with its exact probability.
+   (the rest dealt as usual around it), and levels 3-5 sample at least one
+   world per unseen card, so every card the draw could take is weighed once,
+   each with its exact probability.
 3. **Leaves** are scored by the game's evaluator (:mod:`ai.evaluate`):
    the expected round margin in points from the seat's side, and the chance of
    winning the round.
@@ -41,10 +41,12 @@ candidates. So a decision is a function of ``(view, level, seed)`` only: the
 same on a busy machine as on an idle one, in a fresh process as in a warm one.
 ``time_ms`` is an upper bound a caller may add: the clock is read only between
 batches, and a batch that would not fit is not started (the first world is
-always evaluated whole). A decision cut that way is the one the same seed
+always evaluated whole; the batch after it is split after its first world, to
+time a world whose leaves the first did not cache). A decision cut that way is the one the same seed
 gives for that many worlds (``Decision.samples``, a prefix of the same
 sequence of worlds). Each game's evaluator may shift the level's orbits
-(``orbit_shift``).
+(``orbit_shift``). :func:`warm_up` decides a few positions of every game once
+per process, so that the first real decision costs what a later one does.
 """
 
 from __future__ import annotations
