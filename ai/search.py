@@ -242,10 +242,10 @@ def search(
 _warmed: list[bool] = []  # not empty once warm_up() has run in this process
 
 
-def warm_up(plies: int = 60, decisions: int = 3) -> float:
+def warm_up(plies: int = 40, decisions: int = 2, level: int = 2) -> float:
     """Fill the tables the AI builds on first use (the solver's, the evaluators', the engine's), for every
-    registered game, by deciding a few positions of a fixed game: so that the first real decision in a
-    fresh process costs about what a later one does. Once per process (a second call returns at once).
+    registered game, by deciding a few positions of a fixed game (a second or two): so that the first real
+    decision in a fresh process costs about what a later one does. Once per process (a second call returns at once).
     Returns the seconds it took."""
     from engine.registry import all_games
 
@@ -260,7 +260,7 @@ def warm_up(plies: int = 60, decisions: int = 3) -> float:
             if state.is_over:
                 break
             if ply % plies == plies - 1:
-                choose_move(game, game.observation(state, state.to_move), level=DEFAULT_LEVEL, seed=ply)
+                choose_move(game, game.observation(state, state.to_move), level=level, seed=ply)
             state = game.apply(state, rng.choice(game.legal_moves(state)), check=False)[0]
     return time.perf_counter() - start
 

@@ -86,10 +86,12 @@ def mid_game_views(game: Game, players: int, count: int, seed: int) -> list[Obse
 
 
 def measure(game: Game, players: int, count: int, level: int, fresh: int) -> dict[str, Any]:
-    views = mid_game_views(game, players, count + fresh, seed=7)
-    probes = views[count:]  # decided last here (warm), and first in a fresh process each
+    views = mid_game_views(game, players, count, seed=7)
+    # decided last here (warm, but from other games than the positions above: no hand of theirs is cached
+    # yet), and first in a fresh process each
+    probes = mid_game_views(game, players, fresh, seed=1007) if fresh else []
     ms = []
-    for i, view in enumerate(views[:count]):
+    for i, view in enumerate(views):
         t0 = time.perf_counter()
         choose_move(game, view, level=level, seed=i)
         ms.append((time.perf_counter() - t0) * 1000)
