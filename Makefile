@@ -51,9 +51,9 @@ nginx:
 test: lint browser nginx
 	$(BIN)/python -m pytest
 
-# regenerate the README's screenshot (docs/screenshot-play.png) and the others in out/
+# regenerate the README's screenshots (docs/screenshot-play.png, docs/screenshot-waiting-room.png) and the others in out/
 screenshot: install browser
-	CARDTABLE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/service/test_browser.py
+	CARDTABLE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/service/test_browser.py tests/service/test_browser_friends.py
 
 bench-smoke: install
 	$(BIN)/python bench/solver.py --smoke --json

@@ -33,6 +33,8 @@ shown or as codes (2♣, 2c, 10h, 5s 5h); h asks the AI for a hint and why; q qu
 EPILOG = """\
 examples:
   cardtable play three-thirteen --players 3 --level 2 --seed 7
+  cardtable play --join http://127.0.0.1:8000/play/join#K5MBQECWCE --name Bea
+  cardtable play --join K5MBQ-ECWCE --server http://127.0.0.1:8000
   cardtable play threezies -o max_turns_per_round=20
   cardtable play least-score -o threshold=50
 
@@ -60,7 +62,88 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
     return options
 
 
-class TerminalMatch:
+class Prompting:
+    """Asking a person at a terminal for a move: the screen, the numbered legal moves, and the answer read as
+    a number or as the card(s) of a move (shared by the local match and a seat joined on a server)."""
+
+    out: TextIO
+    stdin: TextIO
+    style: Style
+    render: Renderer
+    names: list[str]
+
+    def say(self, *lines: str) -> None:
+        for line in lines:
+            print(line, file=self.out)
+        self.out.flush()
+
+    def hint(self, view: Mapping[str, Any], moves: Sequence[Move]) -> None:
+        raise NotImplementedError
+
+    def ask(self, view: Mapping[str, Any], moves: Sequence[Move]) -> Move:
+        self.show_choices(view, moves)
+        numbers = "1" if len(moves) == 1 else f"1-{len(moves)}"
+        while True:
+            answer = self.read(f"Your move [{numbers}, h hint, q quit]> ")
+            if answer in ("q", "quit", "exit"):
+                raise Quit
+            if answer in ("h", "hint", "?h"):
+                self.hint(view, moves)
+                continue
+            if answer in ("?", "help"):
+                self.say(HELP)
+                continue
+            if answer in ("", "l", "list"):
+                self.show_choices(view, moves)
+                continue
+            chosen = self.pick(answer, moves, view)
+            if chosen is not None:
+                return chosen
+
+    def show_choices(self, view: Mapping[str, Any], moves: Sequence[Move]) -> None:
+        self.say("", *self.render.screen(view, self.names), "Your legal moves:")
+        for i, move in enumerate(moves, start=1):
+            self.say(f"  {i:>2}) {self.render.describe_move(move, view)}")
+
+    def pick(self, answer: str, moves: Sequence[Move], view: Mapping[str, Any]) -> Move | None:
+        """The move the answer names, or None after saying what is wrong with it."""
+        if answer.isdigit():
+            n = int(answer)
+            if 1 <= n <= len(moves):
+                return moves[n - 1]
+            self.say(self.style.bad(f"There is no move {n}: choose a number from 1 to {len(moves)}."))
+            return None
+        typed = cards_from_input(answer)
+        if typed is None:
+            self.say(self.style.bad(f"{answer!r} is not a move. {HELP}"))
+            return None
+        wanted = Counter(typed)
+        shown = [Counter(self.render.move_cards(m, view)) for m in moves]
+        matching = [m for m, cards in zip(moves, shown, strict=True) if not wanted - cards]
+        exact = [m for m, cards in zip(moves, shown, strict=True) if cards == wanted]
+        if len(exact) == 1 and len(matching) > 1:
+            matching = exact  # "5s" plays the single 5♠ rather than a pair or a run with it
+        if len(matching) == 1:
+            return matching[0]
+        label = " ".join(self.render.value(c, view) for c in typed)
+        if matching:
+            numbers = ", ".join(str(moves.index(m) + 1) for m in matching)
+            self.say(self.style.bad(f"{label} is in several moves ({numbers}): type the number."))
+        else:
+            self.say(self.style.bad(f"No move uses {label}: choose a number from the list."))
+        return None
+
+    def read(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.stdin.readline()
+        if not line:  # end of input
+            self.say("")
+            raise Quit
+        return line.strip().lower()
+
+
+class TerminalMatch(Prompting):
     """One match between a person at a terminal (seat 0) and AI seats."""
 
     def __init__(
@@ -88,11 +171,6 @@ class TerminalMatch:
         self.names = seat_names(players, HUMAN)
 
     # -- output -------------------------------------------------------------------------
-
-    def say(self, *lines: str) -> None:
-        for line in lines:
-            print(line, file=self.out)
-        self.out.flush()
 
     def view(self, seat: int | None = HUMAN) -> dict[str, Any]:
         return self.game.observation(self.state, seat)
@@ -158,59 +236,7 @@ class TerminalMatch:
         return sorted(gained.elements())
 
     def ask_human(self) -> Move:
-        view = self.view(HUMAN)
-        moves = self.game.legal_moves(self.state)
-        self.show_choices(view, moves)
-        numbers = "1" if len(moves) == 1 else f"1-{len(moves)}"
-        while True:
-            answer = self.read(f"Your move [{numbers}, h hint, q quit]> ")
-            if answer in ("q", "quit", "exit"):
-                raise Quit
-            if answer in ("h", "hint", "?h"):
-                self.hint(view, moves)
-                continue
-            if answer in ("?", "help"):
-                self.say(HELP)
-                continue
-            if answer in ("", "l", "list"):
-                self.show_choices(view, moves)
-                continue
-            chosen = self.pick(answer, moves, view)
-            if chosen is not None:
-                return chosen
-
-    def show_choices(self, view: Mapping[str, Any], moves: Sequence[Move]) -> None:
-        self.say("", *self.render.screen(view, self.names), "Your legal moves:")
-        for i, move in enumerate(moves, start=1):
-            self.say(f"  {i:>2}) {self.render.describe_move(move, view)}")
-
-    def pick(self, answer: str, moves: Sequence[Move], view: Mapping[str, Any]) -> Move | None:
-        """The move the answer names, or None after saying what is wrong with it."""
-        if answer.isdigit():
-            n = int(answer)
-            if 1 <= n <= len(moves):
-                return moves[n - 1]
-            self.say(self.style.bad(f"There is no move {n}: choose a number from 1 to {len(moves)}."))
-            return None
-        typed = cards_from_input(answer)
-        if typed is None:
-            self.say(self.style.bad(f"{answer!r} is not a move. {HELP}"))
-            return None
-        wanted = Counter(typed)
-        shown = [Counter(self.render.move_cards(m, view)) for m in moves]
-        matching = [m for m, cards in zip(moves, shown, strict=True) if not wanted - cards]
-        exact = [m for m, cards in zip(moves, shown, strict=True) if cards == wanted]
-        if len(exact) == 1 and len(matching) > 1:
-            matching = exact  # "5s" plays the single 5♠ rather than a pair or a run with it
-        if len(matching) == 1:
-            return matching[0]
-        label = " ".join(self.render.value(c, view) for c in typed)
-        if matching:
-            numbers = ", ".join(str(moves.index(m) + 1) for m in matching)
-            self.say(self.style.bad(f"{label} is in several moves ({numbers}): type the number."))
-        else:
-            self.say(self.style.bad(f"No move uses {label}: choose a number from the list."))
-        return None
+        return self.ask(self.view(HUMAN), self.game.legal_moves(self.state))
 
     def hint(self, view: Mapping[str, Any], moves: Sequence[Move]) -> None:
         from engine.game import move_key
@@ -240,15 +266,6 @@ class TerminalMatch:
             self.say(self.style.dim(f"  also {alt_number}) {self.render.describe_move(alt['move'], view)}"
                                     f" (expected margin {alt['value']:+.1f})"))
 
-    def read(self, prompt: str) -> str:
-        self.out.write(prompt)
-        self.out.flush()
-        line = self.stdin.readline()
-        if not line:  # end of input
-            self.say("")
-            raise Quit
-        return line.strip().lower()
-
 
 # -- the command ---------------------------------------------------------------------------
 
@@ -264,7 +281,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("game", help="game id, e.g. three-thirteen (cardtable games lists them)")
+    parser.add_argument("game", nargs="?", help="game id, e.g. three-thirteen (cardtable games lists them)")
     parser.add_argument("--players", type=int, default=None, help="number of players, you included "
                         "(default: the game's minimum)")
     parser.add_argument("--level", type=int, default=3, help="AI strength 1-5 (default 3)")
@@ -274,11 +291,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="AI time budget per move, in ms (default: the level's own)")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a match option, e.g. -o max_turns_per_round=20 (repeatable)")
+    parser.add_argument("--join", metavar="URL_OR_CODE", default=None,
+                        help="take the seat a friend invited you to on a server: the invitation link, or its code "
+                             "with --server (no GAME then)")
+    parser.add_argument("--server", metavar="URL", default=None,
+                        help="the server of --join CODE, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--name", default=None, help="your name at the table (with --join)")
 
 
 def run(args: argparse.Namespace) -> int:
     import secrets
 
+    if args.join is not None:
+        if args.game is not None:
+            print("cardtable play: --join takes the game from the invitation: give no GAME", file=sys.stderr)
+            return 2
+        from cli import join
+
+        return join.run(args.server, args.join, args.name)
+    if args.game is None:
+        print("cardtable play: which game? e.g. cardtable play three-thirteen (or --join an invitation)",
+              file=sys.stderr)
+        return 2
     try:
         game = get_game(args.game)
         options = parse_options(args.option)

@@ -80,10 +80,11 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     _instrument(app, metrics, cfg)
 
     from service import play_page
-    from service.blueprints import games, matches, ops, stateless
+    from service.blueprints import games, matches, ops, seats, stateless
 
     app.register_blueprint(games.bp)
     app.register_blueprint(matches.bp)
+    app.register_blueprint(seats.bp)
     app.register_blueprint(stateless.bp)
     app.register_blueprint(ops.bp)
     app.register_blueprint(play_page.bp)

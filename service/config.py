@@ -56,6 +56,11 @@ class Config:
     events_keepalive_seconds: float = 15.0
     #: The longest long poll (``GET /v1/matches/{id}?since=V&wait=S``) this deployment holds.
     long_poll_max_seconds: float = 30.0
+    #: An open seat's invitation works this long after the match is created.
+    invitation_ttl_seconds: int = DAY
+    #: A person's seat may be handed to an AI on another player's request once the match has waited this
+    #: long for that seat's decision.
+    seat_idle_seconds: float = 120.0
     #: Seconds a client is told to wait (Retry-After) when the store is unreachable.
     store_retry_after: int = 5
     #: Redis socket timeouts (seconds): a dead server fails fast instead of hanging workers.

@@ -27,7 +27,7 @@ from redis.sentinel import MasterNotFoundError
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import EngineError
-from service.usecases.errors import ServiceError, UnauthorizedError
+from service.usecases.errors import ServiceError, StoreTimeoutError, UnauthorizedError
 
 log = logging.getLogger("cardtable.service")
 
@@ -54,6 +54,12 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "stale_version": (409, "Stale version"),
     "unknown_game": (404, "Unknown game"),
     "match_not_found": (404, "Match not found"),
+    "invitation_not_found": (404, "Invitation not found"),
+    "invitation_expired": (410, "Invitation expired"),
+    "seat_taken": (409, "Seat already taken"),
+    "match_waiting": (409, "The match is waiting for its players"),
+    "seat_not_idle": (409, "The seat is not idle"),
+    "match_not_over": (409, "The match is not over"),
     "not_found": (404, "Not found"),
     "method_not_allowed": (405, "Method not allowed"),
     "unsupported_media_type": (415, "Unsupported media type"),
@@ -67,6 +73,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "unauthorized": (401, "Unauthorized"),
     "rate_limited": (429, "Too many requests"),
     "store_unavailable": (503, "Match store unavailable"),
+    "store_timeout": (503, "Match store did not confirm the write"),
     "ai_unavailable": (503, "The AI is unavailable"),
     "ai_busy": (503, "The AI is busy"),
     "internal_error": (500, "Internal server error"),
@@ -199,6 +206,14 @@ def register_error_handlers(app: Flask, metrics: Any = None) -> None:
             metrics.store_errors.labels(operation=request.endpoint or "unknown").inc()
         return problem("store_unavailable", "the match store is unreachable; nothing was changed, retry later",
                        503, headers={"Retry-After": retry_after})
+
+    @app.errorhandler(StoreTimeoutError)
+    def _store_timeout(exc: StoreTimeoutError) -> Response:
+        # a write that may have been applied: said so in the detail (service.usecases.moves.submit_move)
+        log.warning("store timeout: a write was not confirmed")
+        if metrics is not None:
+            metrics.store_errors.labels(operation=request.endpoint or "unknown").inc()
+        return problem(exc.code, exc.detail, 503, headers={"Retry-After": retry_after})
 
     app.register_error_handler(StoreUnavailable, _store_down)
     # an unreachable or failing-over server; other Redis errors are bugs (500)

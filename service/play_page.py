@@ -82,6 +82,12 @@ def play_index() -> Response:
     return _send("index.html")
 
 
+@bp.get("/play/join")
+def join_page() -> Response:
+    """The page an invitation link opens (``/play/join#CODE``: the code stays in the fragment, never sent)."""
+    return _send("index.html")
+
+
 @bp.get("/play/<path:filename>")
 def play_file(filename: str) -> Response:
     return _send(filename)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, validate
+from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 MAX_SEED = 2**62 - 1
 MAX_PLAYERS = 16
@@ -139,6 +139,13 @@ class AiSpec(Strict):
 class PlayerSpec(Strict):
     name = fields.String(load_default=None, allow_none=True, validate=validate.Length(1, 40))
     ai = fields.Nested(AiSpec, load_default=None, allow_none=True)
+    #: a seat left open for someone else: the answer holds its invitation instead of its token
+    open = Bool(load_default=False)
+
+    @validates_schema
+    def _open_is_a_person(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("open") and data.get("ai") is not None:
+            raise ValidationError("an open seat waits for a person: it cannot have an AI", "open")
 
 
 class CreateMatchRequest(Strict):
@@ -153,6 +160,9 @@ class CreateMatchRequest(Strict):
 class MoveRequest(Strict):
     move = fields.Nested(MoveBody, required=True)
     expected_version = Int(required=True, validate=validate.Range(0, MAX_VERSION))
+    #: the ``state_id`` of the view the move was decided on: then the move applies to that very state only
+    #: (absent when not sent, so that the fingerprint of a keyed move that does not send it stays the same)
+    expected_state_id = fields.String(allow_none=True, validate=validate.Length(1, 64))
 
 
 class AdvanceRequest(Strict):
@@ -240,16 +250,29 @@ class SeatInfo(Schema):
     seat = fields.Integer()
     name = fields.String(allow_none=True)
     ai = fields.Dict(allow_none=True)
+    open = fields.Boolean()
+
+
+class Invitation(Schema):
+    code = fields.String()
+    url = fields.String()
+    seat = fields.Integer()
+    match_id = fields.String()
+    expires_at = fields.Integer()
+    claim = fields.String()
 
 
 class CreatedSeat(SeatInfo):
     token = fields.String(allow_none=True)
+    invitation = fields.Nested(Invitation, allow_none=True)
 
 
 class MatchCreated(Schema):
     match_id = fields.String()
     game = fields.String()
     version = fields.Integer()
+    state_id = fields.String()
+    status = fields.String()
     seats = fields.List(fields.Nested(CreatedSeat))
     view = fields.Dict()
     view_seat = fields.Integer(allow_none=True)
@@ -266,8 +289,10 @@ class MatchView(Schema):
     match_id = fields.String()
     game = fields.String()
     version = fields.Integer()
+    state_id = fields.String()
     seat = fields.Integer(allow_none=True)
     status = fields.String()
+    open_seats = fields.List(fields.Integer())
     seats = fields.List(fields.Nested(SeatInfo))
     scores = fields.Raw()
     view = fields.Dict()
@@ -276,6 +301,7 @@ class MatchView(Schema):
 
 class LegalMoves(Schema):
     version = fields.Integer()
+    state_id = fields.String()
     seat = fields.Integer(allow_none=True)
     to_move = fields.Integer(allow_none=True)
     moves = fields.List(fields.Dict())
@@ -283,6 +309,7 @@ class LegalMoves(Schema):
 
 class MoveResult(Schema):
     version = fields.Integer()
+    state_id = fields.String()
     events = fields.List(fields.Dict())
     view = fields.Dict()
     ai_pending = fields.Boolean()
@@ -292,7 +319,7 @@ class MoveResult(Schema):
 class LogEntry(Schema):
     version = fields.Integer()
     seat = fields.Integer()
-    move = fields.Dict()
+    move = fields.Dict(allow_none=True)  # null: a change of seats (its events say which)
     events = fields.List(fields.Dict())
     ai = fields.Boolean()
     private = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))

@@ -4,7 +4,8 @@ Layout of one match (every key shares the hash tag ``{match_id}``, so one
 match lives in one Redis Cluster slot and its scripts run there unchanged):
 
 ``ct:{id}:m`` (hash)
-    ``game``, ``version``, ``state`` (the engine's versioned JSON), ``seats``
+    ``game``, ``version``, ``wid`` (the write id: random, new at every save), ``state`` (the engine's
+    versioned JSON), ``seats``
     (names, AI levels and the SHA-256 of each seat token — never a token),
     ``start`` (seed, options, setup: what replays the match), ``created``.
 ``ct:{id}:log`` (list)
@@ -21,16 +22,20 @@ match lives in one Redis Cluster slot and its scripts run there unchanged):
     every save publishes the new version there, so that the processes
     watching the match (long polls, event streams, waits for the AI) wake up.
 
-Writes go through one Lua script that checks the stored version first, so a
-move applies only to the version it was checked against (no lost update) and
-the state, the log, the idempotent answer and the notification are written
-together or not at all. All keys of a match expire together after
-``match_ttl_seconds`` without a move.
+Writes go through one Lua script that checks the stored version *and write id*
+first, so a move applies only to the state it was checked against (no lost
+update) and the state, the log, the idempotent answer and the notification are
+written together or not at all. A version number alone does not name a state:
+after Redis lost writes (restarted from an older snapshot, or a failover to a
+lagging replica) the same version can be reached again by other moves, with
+another write id. The write id is the ``state_id`` clients see. All keys of a
+match expire together after ``match_ttl_seconds`` without a move.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import time
 import zlib
 from collections.abc import Sequence
@@ -41,7 +46,7 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from redis.sentinel import SentinelConnectionPool
+from redis.sentinel import MasterNotFoundError, SentinelConnectionPool
 
 CHUNK = 64  # log entries per compressed chunk
 
@@ -51,9 +56,23 @@ class MatchNotFound(Exception):
 
 
 class StaleVersion(Exception):
-    def __init__(self, current: int) -> None:
-        super().__init__(f"the match is at version {current}")
+    """The stored state is not the one the save expected: ``current`` and ``wid`` are the stored ones."""
+
+    def __init__(self, current: int, wid: str = "") -> None:
+        super().__init__(f"the match is at version {current} ({wid or 'no write id'})")
         self.current = current
+        self.wid = wid
+
+
+class WriteUnconfirmed(redis.exceptions.ConnectionError):
+    """A save got no answer (a timeout, or the connection broke under it): it may or may not have been
+    applied. A :class:`redis.ConnectionError`, so that code that only knows Redis errors still treats it as
+    the store failing."""
+
+
+def new_wid() -> str:
+    """A fresh write id (72 random bits)."""
+    return secrets.token_urlsafe(9)
 
 
 @dataclass
@@ -65,6 +84,7 @@ class StoredMatch:
     seats: list[dict[str, Any]]
     start: dict[str, Any] = field(default_factory=dict)
     created: float = 0.0
+    wid: str = field(default_factory=new_wid)  # the write id: with the version, names this state
 
 
 @dataclass(frozen=True)
@@ -91,9 +111,9 @@ class MatchStore(Protocol):
 
     def load(self, match_id: str) -> StoredMatch: ...
 
-    def load_unless(self, match_id: str, version: int) -> StoredMatch | None: ...
+    def load_unless(self, match_id: str, version: int, wid: str) -> StoredMatch | None: ...
 
-    def save(self, match_id: str, expected_version: int, new_version: int, state: str,
+    def save(self, match_id: str, expected: tuple[int, str], new: tuple[int, str], state: str,
              entries: Sequence[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None = None) -> None: ...
 
     def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]: ...
@@ -146,7 +166,7 @@ def idem_key(match_id: str | None, digest: str) -> str:
 # Lua helpers shared by the scripts: append to the log. ARGV layout from `first`: the number of chunks to
 # push onto the log, those chunks, then the entries to push onto the tail; with `reset` the tail is emptied
 # first (its entries went into the first chunk).
-_APPEND = """
+APPEND_LOG_LUA = """
 local function append(first, reset, ttl)
   local n = tonumber(ARGV[first])
   if reset == '1' then redis.call('DEL', KEYS[3]) end
@@ -158,29 +178,34 @@ local function append(first, reset, ttl)
 end
 """
 
-# KEYS: match, log, tail   ARGV: ttl, game, version, state, seats, start, created, then the log (see _APPEND)
-_CREATE = _APPEND + """
+# KEYS: match, log, tail   ARGV: ttl, game, version, state, seats, start, created, wid, then the log
+# (see APPEND_LOG_LUA)
+_CREATE = APPEND_LOG_LUA + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'game', ARGV[2], 'version', ARGV[3], 'state', ARGV[4], 'seats', ARGV[5],
-           'start', ARGV[6], 'created', ARGV[7])
+           'start', ARGV[6], 'created', ARGV[7], 'wid', ARGV[8])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
-append(8, '0', ARGV[1])
+append(9, '0', ARGV[1])
 return 1
 """
 
 # KEYS: match, log, tail, idem, aifail
-# ARGV: expected, new version, state, ttl, idem answer, idem ttl, reset, channel, log...
-_SAVE = _APPEND + """
-local v = redis.call('HGET', KEYS[1], 'version')
-if not v then return -1 end
-if v ~= ARGV[1] then return tonumber(v) end
-redis.call('HSET', KEYS[1], 'version', ARGV[2], 'state', ARGV[3])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-append(9, ARGV[7], ARGV[4])
-if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5], 'EX', ARGV[6]) end
+# ARGV: expected version, expected wid, new version, new wid, state, ttl, idem answer, idem ttl, reset, channel,
+# log...  Returns {-2} when saved (or saved already by this very call: redis-py sent it again after a lost
+# reply, and the new write id is unique to it), {-1} when the match is gone, else the stored {version, wid}.
+_SAVE = APPEND_LOG_LUA + """
+local cur = redis.call('HMGET', KEYS[1], 'version', 'wid')
+local v, w = cur[1], cur[2] or ''
+if not v then return {-1} end
+if v == ARGV[3] and w == ARGV[4] then return {-2} end
+if v ~= ARGV[1] or w ~= ARGV[2] then return {tonumber(v), w} end
+redis.call('HSET', KEYS[1], 'version', ARGV[3], 'wid', ARGV[4], 'state', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+append(11, ARGV[9], ARGV[6])
+if ARGV[7] ~= '' then redis.call('SET', KEYS[4], ARGV[7], 'EX', ARGV[8]) end
 redis.call('DEL', KEYS[5])
-redis.call('PUBLISH', ARGV[8], ARGV[2])
-return -2
+redis.call('PUBLISH', ARGV[10], ARGV[3])
+return {-2}
 """
 
 # KEYS: match, aifail   ARGV: version, failure (JSON), ttl, channel. Records why the AI could not play at that
@@ -192,13 +217,13 @@ redis.call('PUBLISH', ARGV[4], ARGV[1])
 return 1
 """
 
-# KEYS: match   ARGV: the version the caller holds. The match's fields (as HMGET), or just {version} when the
-# stored version is that one (the caller has that state already: nothing else is sent back)
+# KEYS: match   ARGV: the version and write id the caller holds. The match's fields (as HMGET), or just
+# {version} when the stored state is that one (the caller has it already: nothing else is sent back)
 _LOAD_UNLESS = """
-local v = redis.call('HGET', KEYS[1], 'version')
-if not v then return false end
-if v == ARGV[1] then return {v} end
-return redis.call('HMGET', KEYS[1], 'game', 'version', 'state', 'seats', 'start', 'created')
+local cur = redis.call('HMGET', KEYS[1], 'version', 'wid')
+if not cur[1] then return false end
+if cur[1] == ARGV[1] and (cur[2] or '') == ARGV[2] then return {cur[1]} end
+return redis.call('HMGET', KEYS[1], 'game', 'version', 'state', 'seats', 'start', 'created', 'wid')
 """
 
 # KEYS: match, log, tail   ARGV: first chunk index
@@ -240,9 +265,11 @@ class RedisMatchStore:
         self._load_unless = client.register_script(_LOAD_UNLESS)
         self._ai_failed = client.register_script(_AI_FAILED)
 
-    def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+    def run_script(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         """Run a registered script by its SHA (calling redis-py's Script checks the client's type each time, ~7 us
-        of a ~50 us call); if the server has lost it (a restart), Script loads it again."""
+        of a ~50 us call); if the server has lost it (a restart), Script loads it again. Public for the adapters
+        that write a match's keys beside this one (:mod:`service.seatstore`), with :data:`APPEND_LOG_LUA` and
+        :meth:`log_args`."""
         try:
             return self.client.evalsha(script.sha, len(keys), *keys, *args)
         except redis.exceptions.NoScriptError:
@@ -252,19 +279,21 @@ class RedisMatchStore:
 
     def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = ()) -> None:
         mid = match.match_id
-        _, log_args = self._log_args(mid, 0, entries)
+        _, log_args = self.log_args(mid, 0, entries)
         args: list[Any] = [self.match_ttl, match.game, match.version, match.state, _dumps(match.seats),
-                           _dumps(match.start), repr(match.created), *log_args]
-        if not self._run(self._create, [match_key(mid), log_key(mid), tail_key(mid)], args):
+                           _dumps(match.start), repr(match.created), match.wid, *log_args]
+        if not self.run_script(self._create, [match_key(mid), log_key(mid), tail_key(mid)], args):
             raise ValueError(f"match {mid} exists already")
 
     def load(self, match_id: str) -> StoredMatch:
-        values = self.client.hmget(match_key(match_id), ["game", "version", "state", "seats", "start", "created"])
+        values = self.client.hmget(match_key(match_id),
+                                   ["game", "version", "state", "seats", "start", "created", "wid"])
         return self._stored(match_id, values)
 
-    def load_unless(self, match_id: str, version: int) -> StoredMatch | None:
-        """The match, or ``None`` if it is still at ``version`` (then only the version crosses the network)."""
-        values = self._run(self._load_unless, [match_key(match_id)], [version])
+    def load_unless(self, match_id: str, version: int, wid: str) -> StoredMatch | None:
+        """The match, or ``None`` if it is still the state ``version``/``wid`` (then only the version crosses
+        the network)."""
+        values = self.run_script(self._load_unless, [match_key(match_id)], [version, wid])
         if not values:
             raise MatchNotFound(match_id)
         return None if len(values) == 1 else self._stored(match_id, values)
@@ -281,25 +310,34 @@ class RedisMatchStore:
             seats=json.loads(values[3]),
             start=json.loads(values[4]),
             created=float(values[5]),
+            wid=values[6].decode() if values[6] else "",
         )
 
-    def save(self, match_id: str, expected_version: int, new_version: int, state: str,
+    def save(self, match_id: str, expected: tuple[int, str], new: tuple[int, str], state: str,
              entries: Sequence[dict[str, Any]], idem: tuple[str, IdempotentAnswer] | None = None) -> None:
-        """Write the new state and append ``entries`` to the log if the stored version is
-        ``expected_version``; else raise :class:`StaleVersion` (nothing written)."""
-        reset, log_args = self._log_args(match_id, expected_version, entries)
+        """Write the new state (``new``: its version and a fresh write id) and append ``entries`` to the log if
+        the stored state is ``expected`` (version, write id); else raise :class:`StaleVersion` (nothing
+        written). No answer (a timeout, a broken connection): :class:`WriteUnconfirmed`, the save may have
+        been applied."""
+        reset, log_args = self.log_args(match_id, expected[0], entries)
         keys = [match_key(match_id), log_key(match_id), tail_key(match_id),
                 idem_key(match_id, idem[0]) if idem else match_key(match_id), aifail_key(match_id)]
-        args: list[Any] = [expected_version, new_version, state, self.match_ttl,
+        args: list[Any] = [expected[0], expected[1], new[0], new[1], state, self.match_ttl,
                            idem[1].dumps() if idem else "", self.idempotency_ttl, reset, version_channel(match_id),
                            *log_args]
-        result = int(self._run(self._save, keys, args))
-        if result == -1:
+        try:
+            result = self.run_script(self._save, keys, args)
+        except (redis.exceptions.BusyLoadingError, MasterNotFoundError):
+            raise  # refused before running, or no primary to send it to: nothing written
+        except (redis.exceptions.TimeoutError, redis.exceptions.ConnectionError) as exc:
+            raise WriteUnconfirmed(f"the save of match {match_id} got no answer ({exc.__class__.__name__})") from exc
+        code = int(result[0])
+        if code == -1:
             raise MatchNotFound(match_id)
-        if result != -2:
-            raise StaleVersion(result)
+        if code != -2:
+            raise StaleVersion(code, result[1].decode() if result[1] else "")
 
-    def _log_args(self, match_id: str, version: int, entries: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
+    def log_args(self, match_id: str, version: int, entries: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
         """How to append ``entries`` to the log of a match at ``version``: (reset the tail?, script args)."""
         in_tail = version % CHUNK
         if in_tail + len(entries) < CHUNK:
@@ -317,7 +355,8 @@ class RedisMatchStore:
     def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]:
         """The version and the log entries after version ``since`` (oldest first)."""
         first_chunk = max(0, since) // CHUNK
-        got = self._run(self._read_log, [match_key(match_id), log_key(match_id), tail_key(match_id)], [first_chunk])
+        got = self.run_script(self._read_log, [match_key(match_id), log_key(match_id), tail_key(match_id)],
+                              [first_chunk])
         if not got:
             raise MatchNotFound(match_id)
         version = int(got[0])
@@ -332,7 +371,7 @@ class RedisMatchStore:
     def mark_ai_failed(self, match_id: str, version: int, detail: str) -> bool:
         """Record that the AI seat to move at ``version`` could not play (if the match is still there)."""
         failure = _dumps({"version": version, "detail": detail})
-        return bool(self._run(self._ai_failed, [match_key(match_id), aifail_key(match_id)],
+        return bool(self.run_script(self._ai_failed, [match_key(match_id), aifail_key(match_id)],
                               [version, failure, self.match_ttl, version_channel(match_id)]))
 
     def ai_failure(self, match_id: str) -> dict[str, Any] | None:

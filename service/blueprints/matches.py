@@ -11,6 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from service.blueprints._common import body, idempotency_key, json_body, json_response, query, services
+from service.blueprints.seats import seat_store, with_rematch_tokens
 from service.schemas import (
     AdvanceRequest,
     CreateMatchRequest,
@@ -26,8 +27,8 @@ from service.schemas import (
     ViewQuery,
     WaitQuery,
 )
-from service.store import IdempotentAnswer, idem_key
-from service.usecases import ai_work, creating, events, moves, tokens, views
+from service.store import IdempotentAnswer
+from service.usecases import ai_work, creating, events, moves, seats, tokens, views
 from service.usecases.errors import InvalidRequestError
 from service.usecases.loading import LoadedMatch, load
 
@@ -82,15 +83,18 @@ def create_match() -> Any:
     req = body(_create_in)
     key = idempotency_key(MIN_CREATE_KEY)
     wait, applied = _turn_wait()
+    base = request.host_url.rstrip("/")
     if key:
-        replayed = creating.replay_created(svc.store, req, key)
+        replayed = creating.replay_created(svc.store, req, key, base)
         if replayed is not None:
             return _created.dump(replayed), 201
-    answer = creating.create_match(svc.store, svc.ai, req, key, request.remote_addr)
+    answer = creating.create_match(svc.store, svc.ai, req, key, request.remote_addr, seat_store=seat_store(),
+                                   invitation_ttl=svc.config.invitation_ttl_seconds, base_url=base)
     if wait and answer["ai_pending"]:
         done = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, answer["match_id"], answer["view_seat"],
                                        0, wait)
-        answer.update(version=done["version"], view=done["view"], ai_pending=done["ai_pending"])
+        answer.update(version=done["version"], state_id=done["state_id"], view=done["view"],
+                      ai_pending=done["ai_pending"])
     return _created.dump(answer), 201, {"Location": f"/v1/matches/{answer['match_id']}", **applied}
 
 
@@ -106,7 +110,8 @@ def get_match(match_id: str) -> Any:
     else:
         match = load(svc.store, match_id, cache=svc.cache)
     seat = _seat(match, required=False)
-    etag = f"v{match.version}-{'p' if seat is None else seat}-{'' if args['since'] is None else args['since']}"
+    etag = (f"v{match.version}.{match.state_id}-{'p' if seat is None else seat}-"
+            f"{'' if args['since'] is None else args['since']}")
     if etag in request.if_none_match:
         return Response(status=304, headers={"ETag": f'"{etag}"'})
     response = svc_json(_view.dump(views.match_view(svc.store, match, seat, args["since"])))
@@ -124,7 +129,7 @@ def legal_moves(match_id: str) -> Any:
     match = load(svc.store, match_id, cache=svc.cache)
     seat = _seat(match, required=True)
     assert seat is not None
-    etag = f"v{match.version}-{seat}-moves"
+    etag = f"v{match.version}.{match.state_id}-{seat}-moves"
     if etag in request.if_none_match:
         return Response(status=304, headers={"ETag": f'"{etag}"'})
     body = match.memo.get(("legal-moves", seat))
@@ -141,19 +146,19 @@ def post_move(match_id: str) -> Any:
     req = body(_move_in)
     key = idempotency_key()
     wait, applied = _turn_wait()
-    match = svc.cache.get(match_id, req["expected_version"]) or load(svc.store, match_id, cache=svc.cache)
+    match = (svc.cache.get(match_id, req["expected_version"], req.get("expected_state_id"))
+             or load(svc.store, match_id, cache=svc.cache))
     token = _token()
     seat = _seat(match, required=True, token=token)
     assert seat is not None
+    seats.refuse_while_waiting(match)
     buckets = ai_work.buckets_for(token, request.remote_addr)
     answer = moves.submit_move(svc.store, svc.ai, match, seat, req["move"], req["expected_version"], key, req,
                                buckets, svc.cache)
     if wait and answer.get("ai_pending"):
-        answer = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, match_id, seat,
-                                         req["expected_version"], wait)
-        if key:  # a retry gets this answer, the AI seats' turns included
-            svc.store.update_idempotent(idem_key(match_id, moves.key_digest(key)),
-                                        IdempotentAnswer(moves.fingerprint(seat, req), 200, answer))
+        idem = (moves.key_digest(key), IdempotentAnswer(moves.fingerprint(seat, req), 200, answer)) if key else None
+        answer = moves.answer_after_move(svc.store, svc.notifier, svc.cache, match_id, seat, req["expected_version"],
+                                         wait, answer, idem)
     return _move_out.dump(answer), 200, applied
 
 
@@ -165,6 +170,7 @@ def advance(match_id: str) -> Any:
     match = load(svc.store, match_id, cache=svc.cache)
     token = _token()
     seat = _seat(match, required=False, token=token)
+    seats.refuse_while_waiting(match)
     buckets = ai_work.buckets_for(token, request.remote_addr)
     moves.advance(svc.store, svc.ai, match, req["expected_version"], buckets)
     answer = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, match_id, seat, match.version, wait,
@@ -201,7 +207,8 @@ def match_events(match_id: str) -> Any:
     svc = services()
     args = query(_events_q)
     match = load(svc.store, match_id, cache=svc.cache)
-    seat = _seat(match, required=False, token=_token() or args["access_token"])
+    token = _token() or args["access_token"]
+    seat = _seat(match, required=False, token=token)
     after = args["since"]
     resume = request.headers.get("Last-Event-ID")
     if resume is not None:
@@ -210,8 +217,9 @@ def match_events(match_id: str) -> Any:
                                       errors={"Last-Event-ID": ["not a version"]})
         after = int(resume)
     cfg = svc.config
-    stream = events.match_events(svc.store, svc.notifier, svc.cache, match_id, seat, after,
-                                 keepalive=cfg.events_keepalive_seconds, lifetime=cfg.events_max_seconds)
+    stream = with_rematch_tokens(
+        events.match_events(svc.store, svc.notifier, svc.cache, match_id, seat, after,
+                            keepalive=cfg.events_keepalive_seconds, lifetime=cfg.events_max_seconds), seat, token)
     return Response(_sse(stream, cfg.store_retry_after), mimetype="text/event-stream",
                     headers={"X-Accel-Buffering": "no"})
 

@@ -60,7 +60,7 @@ def metrics() -> Response:
 
 @bp.get("/openapi.yaml")
 def openapi_yaml() -> Response:
-    return Response(spec_text(), mimetype="application/yaml")
+    return Response(spec_text(), content_type="application/yaml; charset=utf-8")  # no guessing by clients
 
 
 @bp.get("/openapi.json")

@@ -202,15 +202,16 @@ def wait_for_turn(store: MatchStore, notifier: Notifier, cache: MatchCache | Non
 
 def wait_for_version(store: MatchStore, notifier: Notifier, cache: MatchCache | None, match_id: str, since: int,
                      seconds: float) -> LoadedMatch:
-    """Wait up to ``seconds`` (at most :data:`MAX_POLL_WAIT`) until the match is past version ``since``."""
+    """Wait up to ``seconds`` (at most :data:`MAX_POLL_WAIT`) until the match is past version ``since``; at
+    once if it is before ``since`` (the store lost moves the client saw: the match as it is now)."""
     deadline = time.monotonic() + min(seconds, MAX_POLL_WAIT)
     match = load(store, match_id, cache=cache)
-    if match.version > since or seconds <= 0:
+    if match.version != since or seconds <= 0:
         return match
     with notifier.watch(version_channel(match_id)) as waiter:
         while True:
             match = load(store, match_id, cache=cache)
             left = deadline - time.monotonic()
-            if match.version > since or left <= 0:
+            if match.version != since or left <= 0:
                 return match
             waiter.wait(min(left, RECHECK_SECONDS))

@@ -51,11 +51,22 @@ class UnauthorizedError(ServiceError):
 
 
 class StaleVersionError(ServiceError):
+    """The match is not at the state the request expected; ``current`` and ``state_id`` say where it is."""
+
     code = "stale_version"
 
-    def __init__(self, detail: str, current: int) -> None:
-        super().__init__(detail, version=current)
+    def __init__(self, detail: str, current: int, state_id: str | None = None) -> None:
+        if state_id is None:
+            super().__init__(detail, version=current)
+        else:
+            super().__init__(detail, version=current, state_id=state_id)
         self.current = current
+
+
+class StoreTimeoutError(ServiceError):
+    """The store did not confirm a write in time: it may or may not have been applied."""
+
+    code = "store_timeout"
 
 
 class IdempotencyKeyReusedError(ServiceError):
@@ -78,3 +89,37 @@ class AiUnavailableError(ServiceError):
     """The AI failed to decide, or no AI worker is there to decide."""
 
     code = "ai_unavailable"
+
+
+class InvitationNotFoundError(ServiceError):
+    """No open seat has this invitation code (a wrong code, or a match that is gone): says nothing more."""
+
+    code = "invitation_not_found"
+
+
+class InvitationExpiredError(ServiceError):
+    code = "invitation_expired"
+
+
+class SeatTakenError(ServiceError):
+    """The seat was claimed already (an invitation works once)."""
+
+    code = "seat_taken"
+
+
+class MatchWaitingError(ServiceError):
+    """A move (or an AI turn asked for) while seats are still open: the match has not begun."""
+
+    code = "match_waiting"
+
+
+class SeatNotIdleError(ServiceError):
+    """A takeover asked for a seat that is not the one everyone waits for, or not for long enough yet."""
+
+    code = "seat_not_idle"
+
+
+class MatchNotOverError(ServiceError):
+    """A rematch asked for before the match ended."""
+
+    code = "match_not_over"

@@ -32,21 +32,30 @@ def match_events(store: MatchStore, notifier: Notifier, cache: MatchCache | None
     """The events of a match after version ``after`` (``None``: the current view first, then what follows),
     until ``lifetime`` seconds have passed; a keep-alive after ``keepalive`` seconds without one."""
     ends = time.monotonic() + lifetime
+    known: str | None = None  # the state_id at version `after`, when the stream knows it
     try:
         with notifier.watch(version_channel(match_id)) as waiter:
             if after is None:  # subscribed first: nothing saved from here on can be missed
                 match = load(store, match_id, cache=cache)
-                after = match.version
+                after, known = match.version, match.state_id
                 yield Event("view", after, match_view(store, match, seat, None))
             woken = True
             while True:
                 if woken:
-                    _, entries = store.log(match_id, after)
-                    if entries:
-                        reveal = load(store, match_id, cache=cache).state.is_over
+                    version, entries = store.log(match_id, after)
+                    match = load(store, match_id, cache=cache)
+                    if min(version, match.version) < after or (
+                            not entries and match.version == after and known not in (None, match.state_id)):
+                        # the store lost moves this stream delivered (an older snapshot, a lagging replica):
+                        # the reader's view as it is now, and on from there
+                        after, known = match.version, match.state_id
+                        yield Event("view", after, match_view(store, match, seat, None))
+                    elif entries:
+                        reveal = match.state.is_over
                         for entry in entries:
                             yield Event("move", entry["v"], entry_for(entry, seat, reveal))
                         after = entries[-1]["v"]
+                        known = match.state_id if match.version == after else None
                 else:
                     yield Event("keepalive")
                 left = ends - time.monotonic()

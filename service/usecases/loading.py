@@ -53,6 +53,11 @@ class LoadedMatch:
     def version(self) -> int:
         return self.stored.version
 
+    @property
+    def state_id(self) -> str:
+        """The write id of this version: with the version, it names this state (clients see it as ``state_id``)."""
+        return self.stored.wid
+
     def ai_seat_to_move(self) -> int | None:
         """The AI seat whose decision it is, if it is an AI seat's."""
         state = self.state
@@ -64,9 +69,11 @@ class LoadedMatch:
 class MatchCache:
     """The matches this process read or wrote last, by id (a bounded LRU).
 
-    The state of a match at version ``v`` is unique (only the one save that moved it from ``v-1`` wrote
-    it), so a cached entry at the version a client expects is exactly what Redis holds at that version:
-    a move can skip reading it, and the save's version check still rejects it if Redis moved on.
+    A cached entry is one state, named by its version *and write id*: a version number alone is not enough,
+    since after Redis lost writes (an older snapshot, a lagging replica) the same version can be reached again
+    by other moves. Reading checks both against Redis (:func:`load`); a move may skip reading when the cached
+    entry is the state the client names, and the save's check of both rejects it if Redis holds another. A
+    save refused that way drops the entry (the next read answers from Redis).
     """
 
     def __init__(self, size: int = 4096) -> None:
@@ -74,11 +81,13 @@ class MatchCache:
         self._entries: OrderedDict[str, LoadedMatch] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, match_id: str, version: int | None = None) -> LoadedMatch | None:
-        """The cached match at ``version`` (at whatever version it was cached with ``None``)."""
+    def get(self, match_id: str, version: int | None = None, state_id: str | None = None) -> LoadedMatch | None:
+        """The cached match at ``version`` (at whatever version it was cached with ``None``), and with that write
+        id if ``state_id`` is given."""
         with self._lock:
             entry = self._entries.get(match_id)
-            if entry is None or (version is not None and entry.version != version):
+            if entry is None or (version is not None and entry.version != version) or (
+                    state_id is not None and entry.state_id != state_id):
                 return None
             self._entries.move_to_end(match_id)
             return entry
@@ -92,24 +101,29 @@ class MatchCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
 
-    def drop(self, match_id: str) -> None:
+    def drop(self, match_id: str, state_id: str | None = None) -> None:
+        """Forget the match (only if it is cached at that write id, with ``state_id``)."""
         with self._lock:
-            self._entries.pop(match_id, None)
+            entry = self._entries.get(match_id)
+            if entry is not None and state_id in (None, entry.state_id):
+                del self._entries[match_id]
 
 
 def load(store: MatchStore, match_id: str, *, cache: MatchCache | None = None) -> LoadedMatch:
-    """The stored match (parsed once per version per process when a ``cache`` is given: when the cached version
-    is still the stored one, Redis sends back only the version)."""
+    """The stored match (parsed once per state per process when a ``cache`` is given: when the cached state is
+    still the stored one, same version and write id, Redis sends back only the version; any other, even at the
+    same version after Redis lost writes, replaces it)."""
     known = cache.get(match_id) if cache is not None else None
     try:
-        stored = store.load(match_id) if known is None else store.load_unless(match_id, known.version)
+        stored = (store.load(match_id) if known is None
+                  else store.load_unless(match_id, known.version, known.state_id))
     except MatchNotFound:
         raise MatchNotFoundError(f"no match {match_id!r} (it may have expired)") from None
     if stored is None:
         assert known is not None
         return known
     if cache is not None:
-        known = cache.get(match_id, stored.version)
+        known = cache.get(match_id, stored.version, stored.wid)
         if known is not None:
             return known
     game = get_game(stored.game)

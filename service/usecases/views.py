@@ -18,7 +18,17 @@ from service.usecases.loading import LoadedMatch
 
 
 def public_seats(stored: StoredMatch) -> list[dict[str, Any]]:
-    return [{"seat": i, "name": s.get("name"), "ai": s.get("ai")} for i, s in enumerate(stored.seats)]
+    """Each seat's name, AI level (``null``: a person's) and whether it is still open (waiting for the player
+    an invitation was made for)."""
+    return [{"seat": i, "name": s.get("name"), "ai": s.get("ai"), "open": bool(s.get("open"))}
+            for i, s in enumerate(stored.seats)]
+
+
+def status_of(match: LoadedMatch) -> str:
+    """``waiting`` (a seat is open: no moves yet), ``active`` or ``over``."""
+    if match.state.is_over:
+        return "over"
+    return "waiting" if any(s.get("open") for s in match.stored.seats) else "active"
 
 
 def entry_for(entry: dict[str, Any], seat: int | None, reveal: bool) -> dict[str, Any]:
@@ -55,8 +65,10 @@ def match_view(store: MatchStore, match: LoadedMatch, seat: int | None, since: i
         "match_id": match.match_id,
         "game": game.info.id,
         "version": match.version,
+        "state_id": match.state_id,
         "seat": seat,
-        "status": "over" if state.is_over else "active",
+        "status": status_of(match),
+        "open_seats": [i for i, s in enumerate(match.stored.seats) if s.get("open")],
         "seats": public_seats(match.stored),
         "scores": game.scores(state),
         "view": game.observation(state, seat),
@@ -68,8 +80,10 @@ def match_view(store: MatchStore, match: LoadedMatch, seat: int | None, since: i
 
 def legal_moves_for(match: LoadedMatch, seat: int) -> dict[str, Any]:
     state = match.state
-    moves = match.game.legal_moves(state) if state.to_move == seat and not state.is_over else []
-    return {"version": match.version, "seat": seat, "to_move": state.to_move, "moves": moves}
+    playing = status_of(match) == "active"
+    moves = match.game.legal_moves(state) if state.to_move == seat and playing else []
+    return {"version": match.version, "state_id": match.state_id, "seat": seat, "to_move": state.to_move,
+            "moves": moves}
 
 
 def match_log(store: MatchStore, match: LoadedMatch, seat: int | None, since: int = 0) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for game in all_games():
         assert f"engine/rules/{game.info.id}.md" in names
     for name in ("ai/baselines.py", "service/openapi.yaml", "service/templates/rules.html",
-                 "service/templates/index.html", "service/static/play/app.js", "service/static/docs.html",
+                 "service/templates/index.html", "service/static/play/main.js", "service/static/docs.html",
                  "service/static/favicon.svg"):
         assert name in names, name
     return target

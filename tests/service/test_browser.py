@@ -18,18 +18,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
-from werkzeug.serving import make_server
 
-from service.app import create_app
-from service.embedded_redis import EmbeddedRedis
 from tests.conftest import NOT_RUN
-from tests.service.helpers import local_ai_workers
+from tests.service.helpers import local_service
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CARDTABLE_CHROMIUM", "/usr/bin/chromium")  # Debian's, or another build
@@ -61,19 +57,8 @@ READY = """() => !!document.querySelector('#winner') ||
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    redis = EmbeddedRedis()
-    app = create_app({"redis_url": redis.url, "rate_limit_enabled": False, "request_log": False})
-    workers = local_ai_workers(redis.url)  # the AI seats' turns and the hints are AI jobs
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        workers.stop()
-        redis.close()
+    with local_service() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +169,57 @@ def test_play_a_whole_game_against_the_ai(browser: object, base_url: str, shots:
     page.close()
 
 
+def test_the_ais_replies_arrive_through_the_event_stream(browser: object, base_url: str) -> None:
+    """/play follows the match's event stream: after a move that hands the turn to the AI, the AI's reply
+    comes as a stream event, the page reads its view once for it, and nothing asks again on a timer
+    (no /advance, no repeated view reads, no long poll) — not even while the page sits idle."""
+    page = browser.new_page(viewport={"width": 1000, "height": 900})  # type: ignore[attr-defined]
+    problems = watch_for_problems(page)
+    requests: list[tuple[str, str]] = []
+    every_url: list[str] = []
+    page.on("request", lambda r: (requests.append((r.method, r.url)), every_url.append(r.url)))
+    move_posts: list[tuple[dict[str, str], object]] = []  # each move as sent: its headers and body
+    page.on("request", lambda r: move_posts.append((r.headers, r.post_data_json))
+            if r.method == "POST" and r.url.endswith("/moves") else None)
+    start_match(page, base_url, seed=21)
+    assert page.evaluate("() => cardtable.S.streamOpen")
+    ai_entries_seen = 0
+    for _ in range(8):  # four turns: draw, then discard (the discard hands the turn to the AI)
+        requests.clear()
+        reads_before = page.evaluate("() => cardtable.S.viewReads")
+        streamed_before = page.evaluate("() => cardtable.S.streamed")
+        page.locator("button.move").last.click()
+        page.wait_for_function(READY, timeout=60_000)
+        streamed = page.evaluate(f"() => cardtable.S.streamedEntries.slice({streamed_before})")
+        ai = [e for e in streamed if e["ai"]]
+        ai_entries_seen += len(ai)
+        reads = page.evaluate("() => cardtable.S.viewReads") - reads_before
+        paths = [(method, url.split("?")[0].removeprefix(base_url)) for method, url in requests]
+        assert not [p for _, p in paths if p.endswith(("/advance", "/events"))], paths  # one stream, kept open
+        assert not [url for _, url in requests if "wait=" in url], requests
+        # the move itself (the hand's analysis, a stateless POST, is the only other one)
+        assert [p for m, p in paths if m == "POST" and not p.endswith("/analyze")] == [p for _, p in paths
+                                                                                        if p.endswith("/moves")]
+        assert len([p for _, p in paths if p.endswith("/moves")]) == 1
+        assert reads <= len(streamed), (reads, streamed)  # a view read only when the stream said so
+        if ai:
+            assert reads >= 1
+    assert ai_entries_seen >= 4  # the AI's draws and discards came through the stream
+    # every move carries an Idempotency-Key (a retry is safe) and the state it was chosen on (never played
+    # on a state the page was not shown, not even after Redis lost writes)
+    assert len(move_posts) == 8
+    assert len({headers.get("idempotency-key") for headers, _ in move_posts}) == 8
+    assert all(isinstance(body, dict) and body.get("expected_state_id") for _, body in move_posts), move_posts
+    page.wait_for_timeout(1000)  # the hand's analysis of the last view may still be on its way
+    requests.clear()
+    page.wait_for_timeout(3000)  # idle on our turn: nothing is asked
+    assert requests == [], requests
+    events = [url for url in every_url if "/events" in url]
+    assert len(events) == 1 and "access_token=" in events[0], events  # one stream for the whole test
+    assert not problems, problems
+    page.close()
+
+
 def test_phone_sized_screen_and_an_illegal_option(browser: object, base_url: str, shots: Path) -> None:
     page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)  # type: ignore[attr-defined]
     page.goto(base_url + "/play")
@@ -249,7 +285,7 @@ def test_leading_in_less_than_three_on_a_phone_groups_the_moves(browser: object,
     problems = watch_for_problems(page)
     start_match(page, base_url, seed=8, game="less-than-three", options={"first_dealer": "0"})  # you lead
     assert page.inner_text("#status").split("\n")[2:4] == ["Lead any meld", "Your turn"]
-    legal = page.evaluate("() => S.moves.length")
+    legal = page.evaluate("() => cardtable.S.moves.length")
     assert legal > 20
     assert page.locator("button.move").count() == legal  # every legal move is one tap away
     labels = page.locator(".move-group-label").all_inner_texts()
@@ -331,9 +367,26 @@ def test_contract_rummy_names_your_melds_and_the_others(browser: object, base_ur
     """The table's melds by owner: "Your melds", "AI 1's melds" (it read "You is down")."""
     page = browser.new_page(viewport=PHONE)  # type: ignore[attr-defined]
     start_match(page, base_url, seed=3, game="contract-rummy", players=3)
-    labels = page.evaluate("""() => contractRummy.tableZones(Object.assign({}, S.view, {melds: [
+    labels = page.evaluate("""() => { const { S, RENDERERS } = cardtable;
+      return RENDERERS["contract-rummy"].tableZones(Object.assign({}, S.view, {melds: [
         {owner: S.seat, kind: "set", cards: ["7S", "7H", "7D"]},
-        {owner: (S.seat + 1) % 3, kind: "set", cards: ["9S", "9H", "JK"]}]})).map((zone) => zone[0])""")
+        {owner: (S.seat + 1) % 3, kind: "set", cards: ["9S", "9H", "JK"]}]})).map((zone) => zone[0]); }""")
     assert "Your melds" in labels and "AI 1's melds" in labels, labels
     assert not [label for label in labels if " is down" in label], labels
     page.close()
+
+
+def test_the_client_is_plain_es_modules_each_under_800_lines() -> None:
+    """No build step: the page loads main.js as a module; every module is short, and every name a module
+    imports is exported by the module it names (a typo would only show in a browser otherwise)."""
+    play = ROOT / "service" / "static" / "play"
+    assert '<script type="module" src="/play/main.js">' in (play / "index.html").read_text()
+    modules = {p.name: p.read_text() for p in play.glob("*.js")}
+    assert len(modules) >= 5
+    for name, text in modules.items():
+        assert text.count("\n") < 800, name
+        for names, source in re.findall(r'^import \{ ([^}]*) \} from "\./([\w-]+\.js)";', text, re.M):
+            assert source in modules, (name, source)
+            exported = set(re.findall(r"^export (?:async )?(?:function|const|class) ([\w$]+)", modules[source], re.M))
+            missing = {n.strip() for n in names.split(",")} - exported
+            assert not missing, (name, source, missing)

@@ -139,6 +139,7 @@ def test_workers_that_stop_and_start_again_leave_no_turn_behind(own_redis: Redis
                    setup={"hands": [["2C", "7D", "KS"], ["4H", "9H", "QS"]], "dealer": 1})
         mid, token = m["match_id"], m["seats"][0]["token"]
         version = 0
+        turns_left_queued = 0  # AI turns a stopped worker left in the queue, played by the next worker
         for turn in range(6):
             view = client.get(f"/v1/matches/{mid}", headers=bearer(token)).get_json()
             if view["status"] == "over":
@@ -160,7 +161,10 @@ def test_workers_that_stop_and_start_again_leave_no_turn_behind(own_redis: Redis
                 stopped_at = client.get(f"/v1/matches/{mid}").get_json()
                 time.sleep(0.5)
                 now = client.get(f"/v1/matches/{mid}").get_json()
-                assert now["version"] == stopped_at["version"] < version + 2 and now["view"]["to_move"] == 1
+                assert now["version"] == stopped_at["version"]
+                if now["version"] < version + 2:  # (the worker may have played the whole turn before its stop)
+                    assert now["view"]["to_move"] == 1
+                    turns_left_queued += 1
                 workers.append(WorkerProcess(own_redis.url, f"w{len(workers) + 1}"))
             view = human_turn(client, mid, token, version, seat=0)
             assert view["version"] == version + 2
@@ -168,6 +172,7 @@ def test_workers_that_stop_and_start_again_leave_no_turn_behind(own_redis: Redis
         log = client.get(f"/v1/matches/{mid}/log").get_json()["entries"]
         assert [e["version"] for e in log] == list(range(1, version + 1))
         assert [e["ai"] for e in log] == [False, False, True, True] * (version // 4)
+        assert turns_left_queued >= 1
     finally:
         for worker in workers:
             worker.stop()

@@ -161,3 +161,56 @@ def test_two_copies_of_the_service_share_matches_through_redis(redis_server: Red
     assert first.status_code == 200 and second.status_code == 409
     assert second.get_json()["code"] == "stale_version" and second.get_json()["version"] == version + 1
     assert b.get(f"/v1/matches/{mid}").get_json()["version"] == version + 1
+
+
+@pytest.fixture(scope="module")
+def second_server(redis_server: RedisServer) -> Iterator[tuple[str, int]]:
+    """Another copy of the service on the same Redis, on its own threaded HTTP server."""
+    srv = make_server("127.0.0.1", 0, make_app(redis_server.url), threaded=True)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield "127.0.0.1", srv.server_port
+    srv.shutdown()
+    thread.join(5)
+
+
+def test_concurrent_copies_of_a_move_with_one_key_all_get_the_first_answer(
+        server: tuple[str, int], second_server: tuple[str, int], app: Any) -> None:
+    """Issue 17 row 6: a client retrying while its first request still runs (the same move, the same
+    Idempotency-Key, through two copies of the service) gets the first answer, never 409; the move is applied
+    once. Five rounds of eight copies."""
+    client = app.test_client()
+    m = create(client, "three-thirteen", 2, seed=31)
+    mid = m["match_id"]
+    store = app.extensions["cardtable"].store
+    game = get_game("three-thirteen")
+    copies = 8
+    for rnd in range(5):
+        stored = store.load(mid)
+        state = game.from_json(json.loads(stored.state))
+        token = m["seats"][state.to_move]["token"]
+        body = {"move": game.legal_moves(state)[-1], "expected_version": stored.version}
+        headers = {"Idempotency-Key": f"one-key-{mid}-{rnd}", **bearer(token)}
+        barrier = threading.Barrier(copies)
+        results: list[tuple[int, dict[str, Any]]] = []
+        lock = threading.Lock()
+
+        def post(i: int, body: dict[str, Any] = body, headers: dict[str, str] = headers,
+                 barrier: threading.Barrier = barrier, results: list[Any] = results, lock: threading.Lock = lock
+                 ) -> None:
+            barrier.wait()
+            got = request((server, second_server)[i % 2], "POST", f"/v1/matches/{mid}/moves", body, headers)
+            with lock:
+                results.append(got)
+
+        workers = [threading.Thread(target=post, args=(i,)) for i in range(copies)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(60)
+        assert [status for status, _ in results] == [200] * copies, (rnd, results)
+        assert all(answer == results[0][1] for _, answer in results), rnd
+        after = store.load(mid)
+        assert (after.version, after.wid) == (stored.version + 1, results[0][1]["state_id"])
+        _, log = store.log(mid)
+        assert [e["v"] for e in log] == list(range(1, after.version + 1))

@@ -54,11 +54,16 @@ def live(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def aim(case: Any, live: dict[str, Any]) -> None:
-    """Half of the match requests go to the live match, most of those with one of its seat tokens; half of the
-    game requests to a real game."""
+    """Half of the match requests go to the live match, most of those with one of its seat tokens; three in four
+    game requests to a real game; half of the creations to a real game with two players."""
     digest = hashlib.sha256(repr((case.path_parameters, case.query, case.body)).encode()).digest()
-    if case.path_parameters and "game" in case.path_parameters and digest[3] % 2:
+    if case.path_parameters and "game" in case.path_parameters and digest[3] % 4:
         case.path_parameters["game"] = GAME_IDS[digest[4] % len(GAME_IDS)]
+    if case.operation.path == "/v1/matches" and isinstance(case.body, dict) and digest[5] % 2:
+        # a creation that can succeed: a real game, two of the generated players (open seats among them)
+        players = [p for p in case.body.get("players") or [] if isinstance(p, dict)][:2]
+        case.body = {"game": "least-score", "players": players + [{}] * (2 - len(players)),
+                     **{k: v for k, v in case.body.items() if k == "seed"}}
     if case.path_parameters and "match_id" in case.path_parameters and digest[0] % 2:
         case.path_parameters["match_id"] = live["match_id"]
         if digest[1] % 3:
