@@ -35,16 +35,15 @@
    than 3 standard errors each) stop being sampled.
 
 **A work budget, not a clock.** A level fixes its work: ``samples`` worlds
-(at least one per unseen card for a root draw, with ``exact_draws``), in
-batches of ``batch`` after a first world alone, the look-ahead and the
-candidates. So a decision is a function of ``(view, level, seed)`` only: the
-same on a busy machine as on an idle one, in a fresh process as in a warm one.
-``time_ms`` is an upper bound a caller may add: the clock is read only between
-batches, and a batch that would not fit is not started (the first world is
-always evaluated whole; the batch after it is split after its first world, to
-time a world whose leaves the first did not cache). A decision cut that way is the one the same seed
-gives for that many worlds (``Decision.samples``, a prefix of the same
-sequence of worlds). Each game's evaluator may shift the level's orbits
+(at least one per unseen card for a root draw, with ``exact_draws``), pruned
+every ``batch`` worlds, the look-ahead and the candidates. So a decision is a
+function of ``(view, level, seed)`` only: the same on a busy machine as on an
+idle one, in a fresh process as in a warm one. ``time_ms`` is an upper bound a
+caller may add: the clock is read only between worlds, and a world that would
+not fit is not started (the first world is always evaluated whole). A decision
+cut that way is the one the same seed gives for that many worlds
+(``Decision.samples``, a prefix of the same sequence of worlds). Each game's
+evaluator may shift the level's orbits
 (``orbit_shift``). :func:`warm_up` decides a few positions of every game once
 per process, so that the first real decision costs what a later one does.
 """
@@ -72,7 +71,7 @@ class Level:
     samples: int  # worlds to evaluate (the work budget; with exact_draws at least one per unseen card)
     orbits: int  # how many times control returns to the seat before the leaf (0: end of own turn)
     candidates: int  # root moves searched; the rest are cut by a one-ply estimate
-    batch: int  # worlds per batch (pruning, and a caller's time_ms, act between batches)
+    batch: int  # worlds between two prunings (from 1 + batch worlds on, once 8 are in)
     randomness: float = 0.0  # chance of answering with a uniformly random legal move
     belief: bool = True  # use the game's belief model for re-deals (if it has one)
     exact_draws: bool = False  # a root draw is averaged over every unseen card (at least that many worlds)
@@ -209,29 +208,27 @@ def search(
     first = 0.0  # seconds the first world took (it fills the solver's caches, so it is the slowest)
     searching = 0.0  # seconds spent on the worlds after it
     while done < target:
-        # a first world alone (every candidate is evaluated on it, whatever the clock), then batches ending
-        # after 1 + batch, 1 + 2 batch... worlds, the first of them split after its first world (to time a
-        # world whose leaves the first did not cache); the batches and the pruning after each depend on
-        # the level only
-        size = 1 if done < 2 else min(lv.batch - (done - 1) % lv.batch, target - done)
+        # every candidate is evaluated on the first world, whatever the clock; a caller's time_ms is read
+        # between worlds (a world costs what the worlds after the first did on average)
         if deadline is not None and done:
             per_world = searching / (done - 1) if done > 1 else first
-            if time.perf_counter() + per_world * size > deadline:
-                break  # a caller's time_ms: the next batch would not fit (the clock cuts only here)
+            if time.perf_counter() + per_world > deadline:
+                break
         t0 = time.perf_counter()
-        for k in range(done, done + size):
-            wrng = random.Random(f"ai/{seed}/{k}")
-            world_deal = _top_card_deal(deal, ev.draw_zone, tops[k % len(tops)]) if tops else deal
-            world = game.determinize(view, wrng, deal=world_deal)
-            for i in active:
-                runner = _Runner(game, ev, seat, world, orbits, random.Random(f"ai/{seed}/{k}/policy"))
-                stats[i].add(runner.after_move(world, legal[i]))
+        wrng = random.Random(f"ai/{seed}/{done}")
+        world_deal = _top_card_deal(deal, ev.draw_zone, tops[done % len(tops)]) if tops else deal
+        world = game.determinize(view, wrng, deal=world_deal)
+        for i in active:
+            runner = _Runner(game, ev, seat, world, orbits, random.Random(f"ai/{seed}/{done}/policy"))
+            stats[i].add(runner.after_move(world, legal[i]))
         if done == 0:
             first = time.perf_counter() - t0
         else:
             searching += time.perf_counter() - t0
-        done += size
-        if done >= 8 and len(active) > 2:
+        done += 1
+        # pruning at fixed counts of worlds (every ``batch`` from 1 + batch on, once 8 are in): a function
+        # of the level only
+        if done >= 8 and (done - 1) % lv.batch == 0 and len(active) > 2:
             active = _prune(active, stats)
 
     ranked = sorted(candidates, key=lambda i: (-stats[i].mean, i))
