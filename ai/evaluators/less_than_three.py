@@ -113,7 +113,9 @@ class LessThanThreeEvaluator(Evaluator):
         if s.phase == lt3.LEAD:
             options = climbing.melds_in(hand)
         else:
-            options = climbing.answers_in(hand, climbing.classify(s.table))  # type: ignore[arg-type]
+            table = climbing.classify(s.table)
+            assert table is not None  # (a table to answer is a meld: the engine checked it when it was played)
+            options = climbing.answers_in(hand, table)
         now = plays_needed(mask)
         best: ClimbMeld | None = None
         best_key: tuple[int, int, int] | None = None

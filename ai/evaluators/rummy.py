@@ -39,6 +39,7 @@ from engine import melds
 from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
 from engine.game import Game, Move, Observation, State
 from engine.games.three_thirteen import RummyRoundsState
+from engine.rummy import RummyRounds
 
 MELDED_NOT_OUT = 1.0  # expected score of a fully melded hand that has not gone out yet
 
@@ -199,6 +200,13 @@ def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: t
     return after_one_draw(hand, rules, draws_from, meld_bonus)
 
 
+def rummy_game(game: Game) -> RummyRounds:
+    """``game`` as the rummy game (Three Thirteen, Threezies) this evaluator is registered for."""
+    if not isinstance(game, RummyRounds):
+        raise TypeError(f"the rummy evaluator plays the rummy-rounds games, not {game.info.id}")
+    return game
+
+
 class RummyEvaluator(Evaluator):
     meld_bonus = 0.5  # a drawn card that makes a meld counts 1.5 times its gain (measured: docs/ai-notes.md)
     margin_scale = 12.0
@@ -208,7 +216,7 @@ class RummyEvaluator(Evaluator):
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, RummyRoundsState)
-        rules = game.meld_rules(s.options, s.round)  # type: ignore[attr-defined]
+        rules = rummy_game(game).meld_rules(s.options, s.round)
         keys = [self._hand_after_discard(game, s, i, rules) for i in range(s.num_players)]
         melded = [i for i, k in enumerate(keys) if i != s.went_out and deadwood(k, rules) == 0]
         if s.went_out is None:
@@ -247,7 +255,7 @@ class RummyEvaluator(Evaluator):
         """Seat ``i``'s hand, or after its best discard if it is mid-turn (drawn, not yet discarded)."""
         hand = s.hands[i]
         key = tuple(hand)
-        if len(hand) > game.deal_size(s.round):  # type: ignore[attr-defined]
+        if len(hand) > rummy_game(game).deal_size(s.round):
             scores = discard_scores(key, rules)
             if s.taken is not None and not s.options.get("allow_rediscard"):
                 scores = {c: v for c, v in scores.items() if c != s.taken} or scores
@@ -269,8 +277,9 @@ class RummyEvaluator(Evaluator):
         assert isinstance(s, RummyRoundsState)
         if s.phase != "discard" or len(moves) <= 5:
             return moves
-        rules = game.meld_rules(s.options, s.round)  # type: ignore[attr-defined]
-        scores = discard_scores(tuple(s.hands[s.to_move]), rules)  # type: ignore[index]
+        rules = rummy_game(game).meld_rules(s.options, s.round)
+        assert s.to_move is not None
+        scores = discard_scores(tuple(s.hands[s.to_move]), rules)
         outs = [m for m in moves if m["type"] == "go_out"]
         if outs:
             return outs[:1]
@@ -282,7 +291,7 @@ class RummyEvaluator(Evaluator):
         assert isinstance(s, RummyRoundsState)
         seat = s.to_move
         assert seat is not None
-        rules = game.meld_rules(s.options, s.round)  # type: ignore[attr-defined]
+        rules = rummy_game(game).meld_rules(s.options, s.round)
         hand = tuple(s.hands[seat])
         rediscard = bool(s.options.get("allow_rediscard"))
         if s.phase == "draw":
@@ -302,7 +311,7 @@ class RummyEvaluator(Evaluator):
         return {"type": "discard", "card": CARD_NAMES[card]}
 
     def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
-        rules = game.meld_rules(view["options"], view["round"])  # type: ignore[attr-defined]
+        rules = rummy_game(game).meld_rules(view["options"], view["round"])
         hand = parse_cards(view["hand"])
         unseen = game.unseen_cards(view)
         if move["type"] == "draw":
