@@ -62,5 +62,6 @@ bench-smoke: install
 	$(BIN)/python bench/ai_tier.py --smoke --json
 	$(BIN)/python bench/abuse.py --smoke --json
 	$(BIN)/python bench/ai_speed.py --smoke --json
+	$(BIN)/python bench/ai_memory.py --smoke --json
 	$(BIN)/python bench/ai_strength.py --smoke --json
 	$(BIN)/python bench/ai_ab.py --smoke --json --variants base meld_bonus=0

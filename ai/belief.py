@@ -4,12 +4,11 @@ The engine's :meth:`~engine.game.Game.determinize` deals the unseen cards
 uniformly unless it is given a ``deal(unseen, zones, rng)`` function; this
 module builds such functions from per-card weights. A weight says how much
 more (or less) likely a card is to sit in a given hidden zone than uniform
-dealing would make it: e.g. a player who has discarded kings and queens all
-deal long is likely to hold low cards (Least Score), and a player who passed
-on a discard is unlikely to hold the cards that would have melded with it
-(rummy). The known cards of a zone (taken from the discard pile, bought...)
-are placed by the engine itself, so consistency with the view never depends
-on the weights: any weights give a legal re-deal.
+dealing would make it. Used now by Least Score (:mod:`ai.evaluators.least_score`):
+a player who has played on through the deal is likely to hold low cards. The
+known cards of a zone (taken from the discard pile, bought...) are placed by
+the engine itself, so consistency with the view never depends on the weights:
+any weights give a legal re-deal.
 
 Weighted sampling without replacement uses Efraimidis–Spirakis keys
 (``u ** (1 / w)``, largest first): exact for one zone, and zones are filled in

@@ -94,6 +94,11 @@ class Evaluator:
         """
         return True
 
+    def ends_round(self, game: Game, state: State, move: Move) -> bool:
+        """Whether ``move`` ends the round for the seat to move (go out, knock, declare): the search
+        evaluates such moves first and never cuts them before sampling."""
+        return move.get("type") in ("go_out", "declare") or bool(move.get("knock"))
+
     def own_candidates(self, game: Game, state: State, moves: list[Move]) -> list[Move]:
         """The moves worth a leaf when the seat maximises inside the search (default: all of them)."""
         return moves
@@ -106,9 +111,18 @@ class Evaluator:
         """The belief model for re-dealing the unseen cards of ``view`` (None: uniform)."""
         return None
 
+    def cache_entries(self) -> int:
+        """Entries held by this evaluator's caches (each is bounded: see bench/ai_memory.py)."""
+        return 0
+
     def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
         """One sentence saying why ``move`` was chosen (``ranked``: every searched move, best first)."""
         return f"plays {describe_move(move)}, the best of {len(ranked)} moves by expected round margin"
+
+
+def plural(n: int | float, noun: str) -> str:
+    """``1 card``, ``2 cards``, ``0 cards`` (``noun`` takes an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def describe_move(move: Move) -> str:
@@ -132,6 +146,13 @@ _FALLBACK = Evaluator()
 def register_evaluator(game_id: str, evaluator: Evaluator) -> Evaluator:
     EVALUATORS[game_id] = evaluator
     return evaluator
+
+
+def cache_entries() -> dict[str, int]:
+    """Entries held by each game's evaluator caches now, by game id."""
+    import ai.evaluators  # noqa: F401
+
+    return {game_id: ev.cache_entries() for game_id, ev in EVALUATORS.items()}
 
 
 def evaluator_for(game: Game) -> Evaluator:

@@ -19,41 +19,33 @@
    The seat's own root draw is enumerated rather than sampled when its
    evaluator names the zone it draws from (``draw_zone``): world ``k`` puts the
    ``k``-th card of a fixed shuffle of the unseen cards on top of that zone
-   (the rest dealt as usual around it), and levels 3-5 (at their default
-   budget or more) sample at least one world per unseen card, so every card
-   the draw could take is weighed once, each with its exact probability.
+   (the rest dealt as usual around it), and levels 3-5 sample at least one
+   world per unseen card, so every card the draw could take is weighed once,
+   each with its exact probability.
 3. **Leaves** are scored by the game's evaluator (:mod:`ai.evaluate`):
    the expected round margin in points from the seat's side, and the chance of
    winning the round.
-4. **Pruning.** With many legal moves, a one-ply estimate on the first world
-   keeps the level's ``candidates`` best; after each batch, moves that are
-   clearly worse than the best (by more than 3 standard errors each) stop
-   being sampled.
+4. **Root moves.** The moves that end the round for the seat (go out, knock,
+   declare, go down: :meth:`~ai.evaluate.Evaluator.ends_round`) come first
+   and are always searched. With more legal moves than the level's
+   ``candidates``, every move is first evaluated once (one ply, on the
+   root's world) and the best of the rest are kept. Every kept move is
+   evaluated on the first world, whatever the clock; after each batch from
+   the eighth world on, moves that are clearly worse than the best (by more
+   than 3 standard errors each) stop being sampled.
 
-**Determinism and the clock.** Worlds are evaluated in fixed batches
-(``batch`` worlds each, after a first batch of one world; the second batch
-is split after its first world). The clock is
-read only *between* batches: a new batch starts only if the time spent so far
-plus its expected time fits in the budget (the mean time of a world after the
-first: the first fills the solver's caches and can take as long as twenty
-warm ones, so judged by it alone a cold process would stop after one world). (One exception keeps the budget on a
-machine far too slow for it: if the budget runs out inside the very first
-world, the candidate moves that world has not reached yet are dropped.) Everything else is a pure function of
-``(view, level, time_ms, seed)``: worlds, policies, pruning and ranking. So a
-decision is a deterministic function of those inputs *and of the number of
-batches completed*, which ``Decision.samples`` reports: two calls with the same
-inputs that report the same ``samples`` return the same move, values and
-explanation. The level's sample target is sized to finish well inside its
-default budget, so with ``time_ms=None`` on a normal machine the answer is
-fully reproducible; only a machine too slow for the budget makes the clock cut
-earlier (and then the decision is the one the same seed gives for that many
-samples — a prefix of the same sequence of worlds).
-
-**Anytime.** A larger ``time_ms`` raises the sample target in proportion to
-the level's default budget (and from 4x the budget on, one more orbit of
-look-ahead); a smaller one lowers it. At least one world is always evaluated.
-Each game's evaluator may shift the level's orbits (``orbit_shift``), as
-measured per game by ``bench/ai_strength.py``.
+**A work budget, not a clock.** A level fixes its work: ``samples`` worlds
+(at least one per unseen card for a root draw, with ``exact_draws``), pruned
+every ``batch`` worlds, the look-ahead and the candidates. So a decision is a
+function of ``(view, level, seed)`` only: the same on a busy machine as on an
+idle one, in a fresh process as in a warm one. ``time_ms`` is an upper bound a
+caller may add: the clock is read only between worlds, and a world that would
+not fit is not started (the first world is always evaluated whole). A decision
+cut that way is the one the same seed gives for that many worlds
+(``Decision.samples``, a prefix of the same sequence of worlds). Each game's
+evaluator may shift the level's orbits
+(``orbit_shift``). :func:`warm_up` decides a few positions of every game once
+per process, so that the first real decision costs what a later one does.
 """
 
 from __future__ import annotations
@@ -65,7 +57,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ai.evaluate import DealFn, Evaluator, Leaf, evaluator_for
+from ai.evaluate import DealFn, Evaluator, Leaf, evaluator_for, plural
 from engine.cards import Card
 from engine.errors import GameOverError, NotYourTurnError
 from engine.game import Game, Move, Observation, State, uniform_deal
@@ -73,30 +65,27 @@ from engine.game import Game, Move, Observation, State, uniform_deal
 
 @dataclass(frozen=True)
 class Level:
-    """One playing strength: how much it samples and looks ahead, and its default time budget."""
+    """One playing strength: its work budget (worlds, look-ahead, candidates), not a time."""
 
     number: int
-    samples: int  # worlds to evaluate at the default budget
-    time_ms: int  # default budget for 2 players; each extra player adds half of it
+    samples: int  # worlds to evaluate (the work budget; with exact_draws at least one per unseen card)
     orbits: int  # how many times control returns to the seat before the leaf (0: end of own turn)
     candidates: int  # root moves searched; the rest are cut by a one-ply estimate
-    batch: int  # worlds per batch (the clock is read between batches)
+    batch: int  # worlds between two prunings (from 1 + batch worlds on, once 8 are in)
     randomness: float = 0.0  # chance of answering with a uniformly random legal move
     belief: bool = True  # use the game's belief model for re-deals (if it has one)
     exact_draws: bool = False  # a root draw is averaged over every unseen card (at least that many worlds)
 
-    def budget_ms(self, num_players: int) -> float:
-        return self.time_ms * (1 + 0.5 * max(0, num_players - 2))
-
 
 LEVELS: dict[int, Level] = {
-    1: Level(1, samples=1, time_ms=50, orbits=0, candidates=4, batch=1, randomness=0.75),
-    2: Level(2, samples=4, time_ms=100, orbits=1, candidates=6, batch=2),
-    3: Level(3, samples=24, time_ms=200, orbits=1, candidates=10, batch=4, exact_draws=True),
-    4: Level(4, samples=96, time_ms=1000, orbits=1, candidates=16, batch=8, exact_draws=True),
-    5: Level(5, samples=400, time_ms=4000, orbits=2, candidates=24, batch=8, exact_draws=True),
+    1: Level(1, samples=1, orbits=0, candidates=4, batch=1, randomness=0.75),
+    2: Level(2, samples=4, orbits=1, candidates=6, batch=2),
+    3: Level(3, samples=24, orbits=1, candidates=10, batch=4, exact_draws=True),
+    4: Level(4, samples=64, orbits=1, candidates=16, batch=8, exact_draws=True),
+    5: Level(5, samples=160, orbits=2, candidates=24, batch=8, exact_draws=True),
 }
 DEFAULT_LEVEL = 3
+ROUGH_BELOW = 8  # an explanation from fewer sampled deals says it is a rough estimate
 MAX_PLIES_PER_WORLD = 400  # a world is cut off (and evaluated) after this many simulated moves
 OWN_BRANCH_LIMIT = 24  # own inner decisions with more moves than this follow the model policy
 
@@ -110,7 +99,11 @@ class Decision:
     points from the seat's side (``move`` is the first). ``value`` is how many
     expected points the chosen move gains over the runner-up (0 when there was
     no choice). ``win_chance`` is the estimated chance of winning the round
-    with the chosen move, ``samples`` the number of sampled deals (worlds).
+    with the chosen move (by the rule of succession over the sampled deals,
+    so never a certain 0 or 1 from a few), ``samples`` the number of sampled
+    deals (worlds). ``explanation`` is one sentence about the chosen move, in
+    the API's card notation (``KH``); from fewer than 8 sampled deals it says
+    it is a rough estimate.
     """
 
     move: Move
@@ -161,20 +154,16 @@ def search(
     start = time.perf_counter()
     if level not in LEVELS:
         raise ValueError(f"level must be one of {sorted(LEVELS)}, not {level!r}")
+    if time_ms is not None and time_ms <= 0:
+        raise ValueError(f"time_ms must be positive, not {time_ms!r}")
     lv = LEVELS[level]
     seat = _check_view(view)
     ev = evaluator or evaluator_for(game)
-    n = view["num_players"]
-    default_budget = lv.budget_ms(n)
-    budget = float(time_ms) if time_ms is not None else default_budget
-    if budget <= 0:
-        raise ValueError(f"time_ms must be positive, not {time_ms!r}")
-    ratio = budget / default_budget
-    target = max(1, round(lv.samples * ratio))
-    orbits = max(0, lv.orbits + ev.orbit_shift + (1 if ratio >= 4 else 0)) if lv.orbits else 0
+    target = lv.samples
+    orbits = max(0, lv.orbits + ev.orbit_shift) if lv.orbits else 0
     use_belief = lv.belief if belief is None else belief
     deal = ev.deal(game, view) if use_belief else None
-    deadline = start + budget / 1000.0
+    deadline = start + time_ms / 1000.0 if time_ms is not None else None
 
     # The root draw as a chance node: world k puts the k-th of a fixed shuffle of the unseen cards on top
     # of the drawn zone, so the worlds draw distinct cards, and at least one world per unseen card
@@ -183,7 +172,7 @@ def search(
     if ev.draw_zone is not None and ev.draws_now(game, view):
         tops = game.unseen_cards(view)
         random.Random(f"ai/{seed}/tops").shuffle(tops)
-        if lv.exact_draws and ratio >= 1:
+        if lv.exact_draws:
             target = max(target, len(tops))
 
     root_rng = random.Random(f"ai/{seed}/root")
@@ -202,12 +191,16 @@ def search(
         leaf = _Runner(game, ev, seat, world0, 0, random.Random(f"ai/{seed}/p0")).after_move(world0, legal[0])
         return _decision(game, ev, view, lv, [(legal[0], leaf.value, leaf.win)], 1, start, note="only move")
 
-    candidates = list(range(len(legal)))
+    # the moves that end the round for the seat come first, and are never cut by the one-ply estimate
+    enders = [i for i, m in enumerate(legal) if ev.ends_round(game, world0, m)]
+    candidates = enders + [i for i in range(len(legal)) if i not in enders]
     if len(legal) > lv.candidates:
+        # every legal move is evaluated once (one ply, on the root's world) before any is cut
         runner = _Runner(game, ev, seat, world0, 0, random.Random(f"ai/{seed}/pre"))
-        pre = [runner.after_move(world0, m).value for m in legal]
-        candidates = sorted(candidates, key=lambda i: -pre[i])[: lv.candidates]
-        candidates.sort()
+        pre = {i: runner.after_move(world0, legal[i]).value for i in candidates}
+        keep = max(0, lv.candidates - len(enders))
+        rest = sorted((i for i in candidates if i not in enders), key=lambda i: (-pre[i], i))[:keep]
+        candidates = enders + sorted(rest)
 
     stats = {i: _Stats() for i in candidates}
     active = list(candidates)
@@ -215,36 +208,58 @@ def search(
     first = 0.0  # seconds the first world took (it fills the solver's caches, so it is the slowest)
     searching = 0.0  # seconds spent on the worlds after it
     while done < target:
-        # batches end where they always have (after 1, 1 + batch, 1 + 2 batch... worlds: pruning sees
-        # the same counts), with the first full batch split after its first world to time a warm world
-        size = 1 if done < 2 else min(lv.batch - (done - 1) % lv.batch, target - done)
-        per_world = searching / (done - 1) if done > 1 else first
-        if done and time.perf_counter() + per_world * size > deadline:
-            break  # the next batch would not fit: the clock cuts only here, between batches
+        # every candidate is evaluated on the first world, whatever the clock; a caller's time_ms is read
+        # between worlds (a world costs what the worlds after the first did on average)
+        if deadline is not None and done:
+            per_world = searching / (done - 1) if done > 1 else first
+            if time.perf_counter() + per_world > deadline:
+                break
         t0 = time.perf_counter()
-        for k in range(done, done + size):
-            wrng = random.Random(f"ai/{seed}/{k}")
-            world_deal = _top_card_deal(deal, ev.draw_zone, tops[k % len(tops)]) if tops else deal
-            world = game.determinize(view, wrng, deal=world_deal)
-            for j, i in enumerate(active):
-                if k == 0 and j and time.perf_counter() > deadline:
-                    # even one world does not fit: keep the candidates it reached (the only cut inside a batch)
-                    candidates = active = active[:j]
-                    break
-                runner = _Runner(game, ev, seat, world, orbits, random.Random(f"ai/{seed}/{k}/policy"))
-                leaf = runner.after_move(world, legal[i])
-                stats[i].add(leaf)
+        wrng = random.Random(f"ai/{seed}/{done}")
+        world_deal = _top_card_deal(deal, ev.draw_zone, tops[done % len(tops)]) if tops else deal
+        world = game.determinize(view, wrng, deal=world_deal)
+        for i in active:
+            runner = _Runner(game, ev, seat, world, orbits, random.Random(f"ai/{seed}/{done}/policy"))
+            stats[i].add(runner.after_move(world, legal[i]))
         if done == 0:
             first = time.perf_counter() - t0
         else:
             searching += time.perf_counter() - t0
-        done += size
-        if done >= 8 and len(active) > 2:
+        done += 1
+        # pruning at fixed counts of worlds (every ``batch`` from 1 + batch on, once 8 are in): a function
+        # of the level only
+        if done >= 8 and (done - 1) % lv.batch == 0 and len(active) > 2:
             active = _prune(active, stats)
 
     ranked = sorted(candidates, key=lambda i: (-stats[i].mean, i))
     results = [(legal[i], stats[i].mean, stats[i].win) for i in ranked]
     return _decision(game, ev, view, lv, results, done, start)
+
+
+_warmed: list[bool] = []  # not empty once warm_up() has run in this process
+
+
+def warm_up(plies: int = 40, decisions: int = 2, level: int = 2) -> float:
+    """Fill the tables the AI builds on first use (the solver's, the evaluators', the engine's), for every
+    registered game, by deciding a few positions of a fixed game (a second or two): so that the first real
+    decision in a fresh process costs about what a later one does. Once per process (a second call returns at once).
+    Returns the seconds it took."""
+    from engine.registry import all_games
+
+    start = time.perf_counter()
+    if _warmed:
+        return 0.0
+    _warmed.append(True)
+    for game in all_games():
+        rng = random.Random(0)
+        state = game.new_match(game.info.min_players, seed=0)
+        for ply in range(plies * decisions):
+            if state.is_over:
+                break
+            if ply % plies == plies - 1:
+                choose_move(game, game.observation(state, state.to_move), level=level, seed=ply)
+            state = game.apply(state, rng.choice(game.legal_moves(state)), check=False)[0]
+    return time.perf_counter() - start
 
 
 def _top_card_deal(deal: DealFn | None, zone_name: str | None, card: Card) -> DealFn:
@@ -398,13 +413,19 @@ def _decision(
     gain = value - results[1][1] if len(results) > 1 else 0.0
     ranked = [(m, v) for m, v, _ in results]
     explanation = ev.explain(game, view, move, ranked)
-    if note:
-        explanation = f"{explanation} ({note})"
+    notes = [note] if note else []
+    if samples < ROUGH_BELOW and len(results) > 1:
+        notes.append(f"a rough estimate: {plural(samples, 'sampled deal')}")
+    if notes:
+        explanation = f"{explanation} ({'; '.join(notes)})"
+    # the chance of winning, as Laplace's rule of succession over the sampled deals: never a certain 0 or 1
+    # from a few samples (one sampled win is 2/3, not 100%)
+    win_chance = (win * samples + 1) / (samples + 2)
     return Decision(
         move=dict(move),
         value=round(gain, 3),
         alternatives=[{"move": dict(m), "value": round(v, 3)} for m, v in ranked],
-        win_chance=round(min(1.0, max(0.0, win)), 4),
+        win_chance=round(min(1.0, max(0.0, win_chance)), 4),
         samples=samples,
         explanation=explanation,
         elapsed_ms=round((time.perf_counter() - start) * 1000.0, 2),
@@ -412,4 +433,4 @@ def _decision(
     )
 
 
-__all__ = ["LEVELS", "DealFn", "Decision", "Level", "choose_move", "search"]
+__all__ = ["LEVELS", "DealFn", "Decision", "Level", "choose_move", "search", "warm_up"]

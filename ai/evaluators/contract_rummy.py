@@ -3,31 +3,32 @@
 Leaf: each hand's expected R9 score. A seat not yet down is measured by how
 many cards its hand still *misses* to meet the hand's contract (the best
 sets by natural count, the best run windows per suit, wilds filling gaps —
-a quick estimate, not a solver): with nothing missing it goes down next, and
-each missing card makes it likelier to be caught holding its whole hand. A
-seat that is down scores the cards it cannot lay off on the table. The value
-is the others' mean expected score minus the seat's; the round is won by the
-lowest.
+a quick estimate, not a solver; in hand 7, where the whole hand goes down at
+once, each card held beyond the deal counts as one more missing). From that,
+a chance of being caught before going down (higher when others are down
+already): caught, it scores its whole hand (at least an average card's points
+per card); down, a small share of it. A seat that is down scores the cards it
+cannot lay off on the table. The value is the others' mean expected score
+minus the seat's; the round is won by the lowest.
 
-Model policy: take the discard (or, as a buyer, buy) only if it lowers the
-cards missing; go down as soon as possible; lay off whatever fits; discard
-the card that fits the contract least, the most expensive first.
+Model policy: take the discard only if it lowers the cards missing; buy it
+only then, while nobody is down and never in hand 7; go down as soon as
+possible; lay off whatever fits; discard the card that fits the contract
+least, the most expensive first, never a wild before going down.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
+from dataclasses import dataclass
 from functools import lru_cache
 
-from ai.evaluate import Evaluator, Leaf, register_evaluator
-from engine import contracts
+from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
 from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
 from engine.game import Game, Move, Observation, State
 from engine.games import contract_rummy as cr
-
-STUCK_BASE = 0.35  # share of its points a hand one step from going down still expects to keep
-STUCK_PER_MISSING = 0.15  # and each further missing card adds this share
-LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still expected at the end
+from engine.games.contract_rummy.listing import table_index
 
 
 def _is_wild(card: Card) -> bool:
@@ -39,7 +40,7 @@ def missing_cards(hand: list[Card] | tuple[Card, ...], round_no: int) -> int:
     return _missing(tuple(sorted(hand)), round_no)
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=50_000)
 def _missing(hand: tuple[Card, ...], round_no: int) -> int:
     sets, runs, run_size, _ = cr.CONTRACTS[round_no]
     wilds = 0
@@ -82,34 +83,106 @@ def _missing(hand: tuple[Card, ...], round_no: int) -> int:
     return max(0, missing - wilds)
 
 
-def _layable(s: cr.ContractRummyState) -> set[Card]:
-    limit = s.options["wild_limit"]
-    out: set[Card] = set()
-    for i in range(len(s.meld_cards)):
-        for c, _, _ in contracts.meld_wants((s.meld_suit[i], s.meld_low[i], tuple(s.meld_cards[i])), limit):
-            out.add(c)
-    return out
+def _layable(s: cr.ContractRummyState) -> Collection[Card]:
+    """The cards that could be laid off on the table's melds now (the engine's index of the table's lay-offs,
+    cached per table)."""
+    return table_index(s).keys()
 
 
-def expected_points(hand: list[Card], down: bool, round_no: int, layable: set[Card]) -> float:
-    points = cr.card_points(hand)
-    if down:
-        off = sum(cr.CARD_POINTS[c] for c in hand if c in layable)
-        return points - (1 - LAY_OFF_KEEP) * off
+#: chance that a hand not yet down is still not down when the hand ends, by the cards it misses (0, 1, 2...)
+STUCK_BY_MISSING = (0.1, 0.35, 0.55, 0.7, 0.8, 0.9)
+STUCK_PER_DOWN = 0.1  # and the chance grows by this for each other player already down (the end is nearer)
+AVERAGE_CARD_POINTS = 8.5  # R9's points of a card, averaged over two decks and four jokers
+DOWN_KEEP = 0.15  # share of its points a hand that goes down still holds at the end
+LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still expected at the end
+_POINTS = cr.CARD_POINTS
+
+
+@dataclass(frozen=True)
+class LeafModel:
+    """The settings of a not-down hand's expected score (one object, so that ``bench/ai_ab.py`` can compare
+    models: ``leaf_model={...}``)."""
+
+    stuck_by_missing: tuple[float, ...] = STUCK_BY_MISSING
+    stuck_per_down: float = STUCK_PER_DOWN
+    caught_card_points: float = AVERAGE_CARD_POINTS
+    down_keep: float = DOWN_KEEP
+    hand7_extra: bool = True  # in hand 7 each card beyond the deal counts as missing
+
+
+#: the leaf before issue 15 (0.3 of its points once it can go down, 0.35 + 0.15 per further missing card):
+#: kept to compare with (``bench/ai_ab.py --variants base 'leaf_model="old"'``)
+OLD_LEAF = LeafModel((0.3, 0.35, 0.5, 0.65, 0.8, 0.95, 1.0), 0.0, 0.0, 0.0, False)
+
+
+def effective_missing(hand: list[Card] | tuple[Card, ...], round_no: int, hand7_extra: bool = True) -> int:
+    """:func:`missing_cards`, plus in hand 7 (R8: the whole hand goes down at once) each card held beyond
+    the deal (a bought card and its penalty card) that must also find a place in the melds."""
     miss = missing_cards(hand, round_no)
-    if miss == 0:
-        return 0.3 * points
-    return points * min(1.0, STUCK_BASE + STUCK_PER_MISSING * (miss - 1))
+    if round_no == 7 and hand7_extra:
+        miss += max(0, len(hand) - cr.CONTRACTS[round_no][3])
+    return miss
+
+
+def expected_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: int,
+                    layable: Collection[Card], others_down: int = 0, model: LeafModel = LeafModel()) -> float:
+    """A hand's expected R9 score at the end of the hand.
+
+    Down: its points, less most of the points of the cards it can lay off. Not down: with the chance of
+    being caught (:data:`STUCK_BY_MISSING` by the cards it misses, more when others are down already) it
+    scores all its points, otherwise what a hand that went down keeps. A card that brings the contract one
+    step nearer is worth about a fifth of the hand's points: more than a wild's 20 points in the hand.
+    A caught hand is valued at no fewer points than an average card's per card: a low hand's points now
+    say little about the hand it will be caught with.
+    """
+    if down:  # its points, a card that can be laid off counting LAY_OFF_KEEP of its points
+        value = 0.0
+        for c in hand:
+            value += _POINTS[c] * LAY_OFF_KEEP if c in layable else _POINTS[c]
+        return value
+    return _not_down(tuple(hand), round_no, others_down, model)
+
+
+@lru_cache(maxsize=50_000)
+def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int, model: LeafModel) -> float:
+    points = cr.card_points(hand)
+    miss = effective_missing(hand, round_no, model.hand7_extra)
+    table = model.stuck_by_missing
+    stuck = table[min(miss, len(table) - 1)]
+    if miss:
+        stuck = min(1.0, stuck + model.stuck_per_down * others_down)
+    # a hand caught at the end holds the cards it has drawn by then, not its cards now: no fewer points
+    # than an average card's for each card held
+    caught = max(points, model.caught_card_points * len(hand))
+    return stuck * caught + (1 - stuck) * model.down_keep * points
 
 
 class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
+    leaf_model: LeafModel | str = LeafModel()  # "old": OLD_LEAF (for bench/ai_ab.py)
+
+    def cache_entries(self) -> int:
+        return sum(f.cache_info().currsize for f in (_missing, _not_down))
+
+    def ends_round(self, game: Game, state: State, move: Move) -> bool:
+        """Going down with all but at most one card (always so in hand 7: the discard after it goes out), or
+        any move that plays the last card."""
+        s = state
+        assert isinstance(s, cr.ContractRummyState)
+        held = len(s.hands[s.to_move or 0])
+        if move["type"] == "go_down":
+            return held - sum(len(m["cards"]) for m in move["melds"]) <= 1
+        return move["type"] in ("discard", "lay_off") and held == 1
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, cr.ContractRummyState)
-        layable = _layable(s) if s.meld_cards else set()
-        est = [expected_points(h, bool(s.down[i]), s.round, layable) for i, h in enumerate(s.hands)]
+        layable = _layable(s) if s.meld_cards else ()
+        downs = sum(1 for d in s.down if d)
+        model = OLD_LEAF if self.leaf_model == "old" else self.leaf_model
+        assert isinstance(model, LeafModel)
+        est = [expected_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]), model)
+               for i, h in enumerate(s.hands)]
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
         low = min(est)
@@ -121,13 +194,12 @@ class ContractRummyEvaluator(Evaluator):
         assert isinstance(s, cr.ContractRummyState)
         seat = s.to_move
         assert seat is not None
-        hand = s.hands[seat]
         if s.phase in (cr.DRAW, cr.BUY):
             top = s.discard[-1] if s.discard else None
             good = top is not None and self._wants(s, seat, top)
             if s.phase == cr.DRAW:
                 return {"type": "take_discard"} if good else {"type": "draw"}
-            return {"type": "buy"} if good and not s.down[seat] and len(hand) <= 12 else {"type": "pass"}
+            return {"type": "buy"} if good and self._buy_pays(s, seat) else {"type": "pass"}
         moves = game.legal_moves(s)
         for kind in ("go_down", "lay_off"):
             for m in moves:
@@ -135,6 +207,11 @@ class ContractRummyEvaluator(Evaluator):
                     return m
         discards = [m for m in moves if m["type"] == "discard"]
         return max(discards, key=lambda m: self._discard_key(s, seat, parse_card(m["card"])))
+
+    def _buy_pays(self, s: cr.ContractRummyState, seat: int) -> bool:
+        """A buy (the card it wants, plus a penalty card) while nobody is down, and not in hand 7, where
+        every card held must go down at once (R8)."""
+        return not any(s.down) and s.round != 7 and len(s.hands[seat]) <= cr.CONTRACTS[s.round][3] + 2
 
     def _wants(self, s: cr.ContractRummyState, seat: int, card: Card) -> bool:
         hand = s.hands[seat]
@@ -164,14 +241,14 @@ class ContractRummyEvaluator(Evaluator):
         if kind == "go_down":
             melds = "; ".join(" ".join(m["cards"]) for m in move["melds"])
             used = sum(len(m["cards"]) for m in move["melds"])
-            return f"goes down with {melds} ({contract}), leaving {len(hand) - used} cards in hand"
+            return f"goes down with {melds} ({contract}), leaving {plural(len(hand) - used, 'card')} in hand"
         if kind == "lay_off":
             return f"lays off {move['card']} on meld {move['meld']}: {cr.CARD_POINTS[parse_card(move['card'])]} " \
                    "points fewer in hand"
         if kind == "discard":
             card = move["card"]
             return (f"discards {card} ({cr.CARD_POINTS[parse_card(card)]} points), the card that helps least "
-                    f"toward {contract}; {miss} cards still missing" if not view["down"][view["seat"]]
+                    f"toward {contract}; {plural(miss, 'card')} still missing" if not view["down"][view["seat"]]
                     else f"discards {card} ({cr.CARD_POINTS[parse_card(card)]} points), which fits no meld on "
                     "the table")
         after = missing_cards([*hand, parse_card(top)], view["round"]) if top else miss
@@ -181,12 +258,16 @@ class ContractRummyEvaluator(Evaluator):
             what = "takes" if kind == "take_discard" else "buys (with a penalty card)"
             mates = _partners(parse_card(top), hand) if top else []
             joins = f", joining {' '.join(CARD_NAMES[c] for c in mates)}" if mates else ""
-            return (f"{what} {top} from the discard pile{joins}: {after} cards missing for {contract} "
-                    f"instead of {miss}")
+            change = f"instead of {miss}" if after != miss else "as before, but a better hand"
+            return (f"{what} {top} from the discard pile{joins}: {plural(after, 'card')} missing for {contract} "
+                    f"({change})")
         if kind == "pass":
-            return f"passes on {top}: it would leave {after} cards missing for {contract} (now {miss}){keeps}"
-        return (f"draws from the stock: {top} would leave {after} cards missing for {contract} (now {miss}){keeps}"
-                if top else f"draws from the stock; {miss} cards missing for {contract}{keeps}")
+            return (f"passes on {top}: it would leave {plural(after, 'card')} missing for {contract} "
+                    f"(now {miss}){keeps}")
+        if not top:
+            return f"draws from the stock (no discard to take); {plural(miss, 'card')} missing for {contract}{keeps}"
+        return (f"draws from the stock rather than taking {top}, which would leave {plural(after, 'card')} missing "
+                f"for {contract} (now {miss}){keeps}")
 
 
 def _partners(card: Card, hand: list[Card]) -> list[Card]:

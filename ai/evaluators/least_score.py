@@ -69,6 +69,9 @@ class LeastScoreEvaluator(Evaluator):
             out[i] = total
         return out
 
+    def cache_entries(self) -> int:
+        return best_shed.cache_info().currsize
+
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, ls.LeastScoreState)

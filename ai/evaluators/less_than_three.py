@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 
-from ai.evaluate import Evaluator, Leaf, register_evaluator
+from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
 from engine import climbing
 from engine.cards import parse_cards
 from engine.climbing import ClimbMeld
@@ -74,6 +74,16 @@ class LessThanThreeEvaluator(Evaluator):
     margin_scale = 5.0
     orbit_shift = 7  # a round is short: play the worlds out to (nearly) its end
 
+    def cache_entries(self) -> int:
+        return len(_PLAYS)
+
+    def ends_round(self, game: Game, state: State, move: Move) -> bool:
+        """A knock, or a play of the whole hand (shedding out, R11)."""
+        s = state
+        assert isinstance(s, lt3.LessThanThreeState)
+        return bool(move.get("knock")) or (move.get("type") == "play"
+                                           and len(move["cards"]) == len(s.hands[s.to_move or 0]))
+
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, lt3.LessThanThreeState)
@@ -103,7 +113,9 @@ class LessThanThreeEvaluator(Evaluator):
         if s.phase == lt3.LEAD:
             options = climbing.melds_in(hand)
         else:
-            options = climbing.answers_in(hand, climbing.classify(s.table))  # type: ignore[arg-type]
+            table = climbing.classify(s.table)
+            assert table is not None  # (a table to answer is a meld: the engine checked it when it was played)
+            options = climbing.answers_in(hand, table)
         now = plays_needed(mask)
         best: ClimbMeld | None = None
         best_key: tuple[int, int, int] | None = None
@@ -128,13 +140,15 @@ class LessThanThreeEvaluator(Evaluator):
         now = plays_needed(mask)
         opp = view["hand_sizes"][1 - view["seat"]]
         if move["type"] == "pass":
-            return f"passes: every answer would break up the {now} plays its {len(cards)} cards need"
+            return (f"passes: every answer would break up the {plural(now, 'play')} "
+                    f"its {plural(len(cards), 'card')} need{'s' if len(cards) == 1 else ''}")
         if move["type"] == "sweep":
-            return f"sweeps the table to take the lead while the opponent holds only {opp} cards"
+            return f"sweeps the table to take the lead while the opponent holds only {plural(opp, 'card')}"
         played = parse_cards(move["cards"])
         after = plays_needed(mask & ~_mask(played))
         left = len(cards) - len(played)
-        text = f"plays {' '.join(move['cards'])}, leaving {left} cards that need {after} more plays"
+        text = (f"plays {' '.join(move['cards'])}, leaving {plural(left, 'card')} that "
+                f"need{'s' if left == 1 else ''} {after} more play{'' if after == 1 else 's'}")
         if move.get("knock"):
             text += f" and knocks, holding {left} against {opp}"
         elif left == 0:

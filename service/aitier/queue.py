@@ -43,9 +43,10 @@ TURN_MARKER_SECONDS = 3600
 ANSWER_SECONDS = 120
 
 #: Estimated seconds of one decision of each AI level at 2 players (each extra player adds half): the
-#: level's default work budget as measured on a 2-core machine, rounded up. The queue admits by these;
-#: the rate limits charge the time each job really took.
-LEVEL_SECONDS = {1: 0.05, 2: 0.1, 3: 0.2, 4: 1.0, 5: 4.0}
+#: level's work budget as ``bench/ai_speed.py`` measured it on a 2-core machine (2026-12-02, p95 over the
+#: games: level 3 0.02-0.27 s at 2 players, 0.37 s for 4-player contract rummy; level 5 0.14-0.67 s, 1.5 s),
+#: rounded up. The queue admits by these; the rate limits charge the time each job really took.
+LEVEL_SECONDS = {1: 0.05, 2: 0.1, 3: 0.2, 4: 0.5, 5: 1.0}
 
 
 def estimate_cost(level: int, num_players: int, time_ms: int | None = None) -> float:

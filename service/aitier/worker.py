@@ -98,10 +98,11 @@ class AiWorker:
     # -- the loop --------------------------------------------------------------------------------------
 
     def run(self, *, warm: bool = True) -> None:
-        if warm:
-            warm_up()
+        # counted live first (admission counts its capacity), then warmed: jobs wait in the stream meanwhile
         beat = threading.Thread(target=self._heartbeats, name="ai-worker-heartbeat", daemon=True)
         beat.start()
+        if warm:
+            warm_up()
         log.info("AI worker %s started", self.name)
         next_take_over = 0.0
         backoff = 0.1

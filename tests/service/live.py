@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.harness import wait_port
 from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,15 +27,10 @@ def nginx_binary() -> str | None:
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"no server on port {port}:\n{log.read_text()[-3000:]}") from None
-            time.sleep(0.05)
+    try:
+        wait_port(port, proc, timeout)
+    except RuntimeError:
+        raise AssertionError(f"no server on port {port}:\n{log.read_text()[-3000:]}") from None
 
 
 @dataclass

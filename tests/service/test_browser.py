@@ -18,18 +18,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
-from werkzeug.serving import make_server
 
-from service.app import create_app
-from service.embedded_redis import EmbeddedRedis
 from tests.conftest import NOT_RUN
-from tests.service.helpers import local_ai_workers
+from tests.service.helpers import local_service
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CARDTABLE_CHROMIUM", "/usr/bin/chromium")  # Debian's, or another build
@@ -61,19 +57,8 @@ READY = """() => !!document.querySelector('#winner') ||
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    redis = EmbeddedRedis()
-    app = create_app({"redis_url": redis.url, "rate_limit_enabled": False, "request_log": False})
-    workers = local_ai_workers(redis.url)  # the AI seats' turns and the hints are AI jobs
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        workers.stop()
-        redis.close()
+    with local_service() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -90,9 +90,12 @@ def test_a_worker_killed_mid_turn_loses_nothing_and_the_turn_is_played_once(own_
     try:
         wait_for("the first worker to register", lambda: plain.zscore("ct:{ai}:workers", "first"))
         client = make_app(own_redis.url, rate_limit_enabled=False).test_client()
-        # a level-5 AI seat moves first (seat 0: the dealer is seat 1): a search of seconds
+        # a level-5 AI seat moves first (seat 0: the dealer is seat 1) in round 11: a search of about a second
+        # or more (a level is a fixed amount of work now: a round-1 hand would be decided in a few ms)
+        hands = [["2C", "3C", "5D", "7D", "8H", "9S", "TC", "JD", "QH", "KS", "AS", "4H", "6S"],
+                 ["2D", "3D", "5H", "7H", "8S", "9C", "TD", "JH", "QS", "KD", "AC", "4S", "6C"]]
         m = create(client, TT, players=[{"ai": {"level": 5}}, {"name": "me"}], seed=41,
-                   setup={"hands": [["2C", "7D", "KS"], ["4H", "9H", "QS"]], "dealer": 1})
+                   setup={"round": 11, "hands": hands, "dealer": 1})
         assert m["ai_pending"] is True and m["version"] == 0
         mid, token = m["match_id"], m["seats"][1]["token"]
         taken = wait_for("the first worker to take the job", lambda: [p for p in pending(plain)
@@ -114,7 +117,7 @@ def test_a_worker_killed_mid_turn_loses_nothing_and_the_turn_is_played_once(own_
         # the stored state is the deal plus the logged moves: nothing played twice, nothing lost
         game = get_game(TT)
         stored = client.application.extensions["cardtable"].store.load(mid)
-        start = game.from_setup(2, {"hands": [["2C", "7D", "KS"], ["4H", "9H", "QS"]], "dealer": 1}, {}, seed=41)
+        start = game.from_setup(2, {"round": 11, "hands": hands, "dealer": 1}, {}, seed=41)
         assert game.to_json(game.replay(start, [e["move"] for e in log])) == json.loads(stored.state)
         # the human moves on, and the second worker plays the next turn
         r = client.post(f"/v1/matches/{mid}/moves", headers=bearer(token),
