@@ -37,6 +37,7 @@ from typing import Any
 
 from engine.cards import CARD_NAMES, parse_card, parse_cards
 from engine.game import Game, Move, Observation
+from engine.rummy import rummy_rounds
 
 Baseline = Callable[[Game, Observation, random.Random], Move]
 
@@ -77,7 +78,7 @@ def _best_after_discard(hand: list[int], rules: Any, forbidden: int | None) -> t
 
 def greedy_rummy(game: Game, view: Observation, rng: random.Random) -> Move:
     moves = legal_moves(game, view, rng)
-    rules = game.meld_rules(view["options"], view["round"])  # type: ignore[attr-defined]
+    rules = rummy_rounds(game).meld_rules(view["options"], view["round"])
     hand = parse_cards(view["hand"])
     if view["phase"] == "draw":
         if not view["discard"]:

@@ -221,3 +221,11 @@ class RummyRounds(Game[R]):
             "go_out_discards": go_out,
             "wild_rank": self.wild_rank(round_no),
         }
+
+
+def rummy_rounds(game: Game[Any]) -> RummyRounds[Any]:
+    """``game`` as a :class:`RummyRounds` game (Three Thirteen, Threezies), for code that asks its
+    :meth:`~RummyRounds.meld_rules` or :meth:`~RummyRounds.deal_size`; a ``TypeError`` for any other game."""
+    if not isinstance(game, RummyRounds):
+        raise TypeError(f"{game.info.id} is not a rummy-rounds game (it has no meld_rules per round)")
+    return game

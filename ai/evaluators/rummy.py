@@ -39,7 +39,7 @@ from engine import melds
 from engine.cards import CARD_NAMES, JOKER, Card, parse_card, parse_cards
 from engine.game import Game, Move, Observation, State
 from engine.games.three_thirteen import RummyRoundsState
-from engine.rummy import RummyRounds
+from engine.rummy import rummy_rounds
 
 MELDED_NOT_OUT = 1.0  # expected score of a fully melded hand that has not gone out yet
 
@@ -200,13 +200,6 @@ def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: t
     return after_one_draw(hand, rules, draws_from, meld_bonus)
 
 
-def rummy_game(game: Game) -> RummyRounds:
-    """``game`` as the rummy game (Three Thirteen, Threezies) this evaluator is registered for."""
-    if not isinstance(game, RummyRounds):
-        raise TypeError(f"the rummy evaluator plays the rummy-rounds games, not {game.info.id}")
-    return game
-
-
 class RummyEvaluator(Evaluator):
     meld_bonus = 0.5  # a drawn card that makes a meld counts 1.5 times its gain (measured: docs/ai-notes.md)
     margin_scale = 12.0
@@ -216,7 +209,7 @@ class RummyEvaluator(Evaluator):
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, RummyRoundsState)
-        rules = rummy_game(game).meld_rules(s.options, s.round)
+        rules = rummy_rounds(game).meld_rules(s.options, s.round)
         keys = [self._hand_after_discard(game, s, i, rules) for i in range(s.num_players)]
         melded = [i for i, k in enumerate(keys) if i != s.went_out and deadwood(k, rules) == 0]
         if s.went_out is None:
@@ -255,7 +248,7 @@ class RummyEvaluator(Evaluator):
         """Seat ``i``'s hand, or after its best discard if it is mid-turn (drawn, not yet discarded)."""
         hand = s.hands[i]
         key = tuple(hand)
-        if len(hand) > rummy_game(game).deal_size(s.round):
+        if len(hand) > rummy_rounds(game).deal_size(s.round):
             scores = discard_scores(key, rules)
             if s.taken is not None and not s.options.get("allow_rediscard"):
                 scores = {c: v for c, v in scores.items() if c != s.taken} or scores
@@ -277,7 +270,7 @@ class RummyEvaluator(Evaluator):
         assert isinstance(s, RummyRoundsState)
         if s.phase != "discard" or len(moves) <= 5:
             return moves
-        rules = rummy_game(game).meld_rules(s.options, s.round)
+        rules = rummy_rounds(game).meld_rules(s.options, s.round)
         assert s.to_move is not None
         scores = discard_scores(tuple(s.hands[s.to_move]), rules)
         outs = [m for m in moves if m["type"] == "go_out"]
@@ -291,7 +284,7 @@ class RummyEvaluator(Evaluator):
         assert isinstance(s, RummyRoundsState)
         seat = s.to_move
         assert seat is not None
-        rules = rummy_game(game).meld_rules(s.options, s.round)
+        rules = rummy_rounds(game).meld_rules(s.options, s.round)
         hand = tuple(s.hands[seat])
         rediscard = bool(s.options.get("allow_rediscard"))
         if s.phase == "draw":
@@ -311,7 +304,7 @@ class RummyEvaluator(Evaluator):
         return {"type": "discard", "card": CARD_NAMES[card]}
 
     def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
-        rules = rummy_game(game).meld_rules(view["options"], view["round"])
+        rules = rummy_rounds(game).meld_rules(view["options"], view["round"])
         hand = parse_cards(view["hand"])
         unseen = game.unseen_cards(view)
         if move["type"] == "draw":

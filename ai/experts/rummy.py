@@ -27,6 +27,7 @@ from functools import lru_cache
 from engine import melds
 from engine.cards import CARD_NAMES, JOKER, parse_card, parse_cards
 from engine.game import Game, Move, Observation
+from engine.rummy import rummy_rounds
 
 #: points of measure a unit of danger costs (a card of a rank the next player holds counts 2 units)
 DANGER_POINTS = 1.5
@@ -127,7 +128,7 @@ class RummyExpert:
 
     def __call__(self, game: Game, view: Observation, rng: random.Random) -> Move:
         self._remember(view)
-        rules = game.meld_rules(view["options"], view["round"])  # type: ignore[attr-defined]
+        rules = rummy_rounds(game).meld_rules(view["options"], view["round"])
         hand = tuple(sorted(parse_cards(view["hand"])))
         unseen = self._unseen(view, list(hand))
         if view["phase"] == "draw":
