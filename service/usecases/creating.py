@@ -15,13 +15,10 @@ from service.usecases.errors import IdempotencyKeyReusedError
 from service.usecases.loading import LoadedMatch, game_by_id
 from service.usecases.moves import dumps, fingerprint, key_digest
 from service.usecases.seats import code_hash, derived_code, invitation_json, open_seat
-from service.usecases.tokens import derived_token, new_token, token_hash
+from service.usecases.tokens import derived_token, new_match_id, new_token, token_hash
 
 MAX_SEED = 2**62
 
-
-def new_match_id() -> str:
-    return secrets.token_urlsafe(12)
 
 
 def create_match(store: MatchStore, ai: AiWork, body: Mapping[str, Any], idempotency_key: str | None,

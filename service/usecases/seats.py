@@ -17,7 +17,6 @@ Every change is a version of its own (:meth:`service.seatstore.SeatStore.change_
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import copy
 import dataclasses
@@ -48,7 +47,7 @@ from service.usecases.errors import (
 )
 from service.usecases.loading import LoadedMatch, MatchCache, load
 from service.usecases.moves import dumps
-from service.usecases.tokens import new_token, token_hash
+from service.usecases.tokens import derived_token, new_match_id, new_token, token_hash
 
 #: Invitation codes: ten letters and digits that cannot be mistaken for one another when read aloud or
 #: copied by hand (Crockford's base 32: no I, L, O, U), about 50 bits.
@@ -56,9 +55,6 @@ CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 CODE_LENGTH = 10
 NOT_FOUND = "no such invitation (check the code; it may have been mistyped)"
 
-
-def new_match_id() -> str:
-    return secrets.token_urlsafe(12)
 
 
 def new_code() -> str:
@@ -249,11 +245,10 @@ class Seats:
 # -- rematches ---------------------------------------------------------------------------------------------
 
 
-def rematch_token(old_token: str, new_match_id: str, new_seat: int) -> str:
-    """A player's token in the rematch, derived from their token in the old match: only its holder can have it,
-    and it comes out the same however often it is asked for (the server stores only its hash)."""
-    mac = hmac.new(old_token.encode(), f"cardtable-rematch/{new_match_id}/{new_seat}".encode(), hashlib.sha256)
-    return base64.urlsafe_b64encode(mac.digest()[:24]).decode().rstrip("=")
+def rematch_token(old_token: str, match_id: str, seat: int) -> str:
+    """A player's token in the rematch ``match_id``, derived from their token in the old match: only its holder
+    can have it, and it comes out the same however often it is asked for (the server stores only its hash)."""
+    return derived_token(old_token, match_id, seat, purpose="rematch")
 
 
 def first_dealer(match: LoadedMatch) -> int:

@@ -1,5 +1,5 @@
-"""Seat tokens: made at random (or derived from a creation's Idempotency-Key), stored only as hashes, and
-checked in constant time."""
+"""Match ids, and seat tokens: made at random (or derived from a secret the client holds), stored only as
+hashes, and checked in constant time."""
 
 from __future__ import annotations
 
@@ -21,10 +21,17 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-def derived_token(idempotency_key: str, match_id: str, seat: int) -> str:
-    """A seat token derived from the client's Idempotency-Key, so that a retried creation can give the
-    same tokens back without the server ever storing one (only their hashes are stored)."""
-    mac = hmac.new(idempotency_key.encode(), f"cardtable-seat/{match_id}/{seat}".encode(), hashlib.sha256)
+def new_match_id() -> str:
+    """A match id: random, public (it is in URLs), 96 bits."""
+    return secrets.token_urlsafe(12)
+
+
+def derived_token(secret: str, match_id: str, seat: int, purpose: str = "seat") -> str:
+    """A seat token derived from a ``secret`` only its holder has, so that the same token can be given again
+    without the server ever storing one (only their hashes are stored): from a creation's Idempotency-Key
+    (``purpose`` "seat": a retried creation gets the same tokens), or from a player's token in the old match
+    (``purpose`` "rematch")."""
+    mac = hmac.new(secret.encode(), f"cardtable-{purpose}/{match_id}/{seat}".encode(), hashlib.sha256)
     return base64.urlsafe_b64encode(mac.digest()[:24]).decode().rstrip("=")
 
 
