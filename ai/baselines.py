@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.cards import CARD_NAMES, parse_card, parse_cards
+from engine.contracts.table import is_wild
 from engine.game import Game, Move, Observation
 from engine.rummy import rummy_rounds
 
@@ -152,12 +153,8 @@ _CR_POINTS = tuple(25 if c == 52 else 15 if c % 13 == 0 else 20 if c % 13 == 1 e
                    for c in range(53))
 
 
-def _cr_wild(card: int) -> bool:
-    return card == 52 or card % 13 == 1
-
-
 def _cr_partners(card: int, hand: list[int], runs: bool, sets: bool) -> int:
-    return sum(1 for c in hand if c != card and not _cr_wild(c) and (
+    return sum(1 for c in hand if c != card and not is_wild(c) and (
         (sets and c % 13 == card % 13) or (runs and c // 13 == card // 13 and 0 < abs(c - card) <= 2)))
 
 
@@ -170,7 +167,7 @@ def greedy_contract_rummy(game: Game, view: Observation, rng: random.Random) -> 
     if view["phase"] == "draw":
         if view["discard"]:
             top = parse_card(view["discard"][-1])
-            if _cr_wild(top) or (not view["down"][view["seat"]] and _cr_partners(top, hand, runs, sets)):
+            if is_wild(top) or (not view["down"][view["seat"]] and _cr_partners(top, hand, runs, sets)):
                 return {"type": "take_discard"}
         return {"type": "draw"}
     for kind in ("go_down", "lay_off"):
@@ -181,7 +178,7 @@ def greedy_contract_rummy(game: Game, view: Observation, rng: random.Random) -> 
 
     def badness(m: Move) -> tuple[int, int, int]:
         c = parse_card(m["card"])
-        return (not _cr_wild(c), -_cr_partners(c, hand, runs, sets), _CR_POINTS[c])
+        return (not is_wild(c), -_cr_partners(c, hand, runs, sets), _CR_POINTS[c])
 
     return max(discards, key=badness)
 

@@ -23,16 +23,14 @@ import random
 from collections import Counter
 from typing import Any
 
-from engine.cards import JOKER, parse_card, parse_cards
+from engine.cards import parse_card, parse_cards
+from engine.contracts.table import is_wild
 from engine.game import Game, Move, Observation
 from engine.games.contract_rummy.rules import CARD_POINTS, CONTRACTS, SET_SIZE
 
 BUY_MAX_EXTRA = 2
 TOP_WINDOWS = 8
 
-
-def is_wild(card: int) -> bool:
-    return card == JOKER or card % 13 == 1
 
 
 def _positions(card: int) -> tuple[int, ...]:

@@ -55,20 +55,15 @@ class LeastScoreExpert:
     def __init__(self, game: Game) -> None:
         self.game = game
 
-    def _unseen(self, view: Observation, hand: list[int]) -> Counter[int]:
-        deck = Counter(self.game.deck(view["num_players"], view["options"]))
-        seen = Counter(hand) + Counter(parse_cards(view["floor"])) + Counter(parse_cards(view["dead"]))
-        seen += Counter(parse_cards(view.get("discarded") or []))
-        for seat, cards in enumerate(view["known"]):
-            if seat != view["seat"]:
-                seen += Counter(parse_cards(cards))
-        return deck - seen
+    def _unseen(self, view: Observation) -> Counter[int]:
+        """The cards this seat cannot locate (the engine's ``unseen_cards`` of the view), as a multiset."""
+        return Counter(self.game.unseen_cards(view))
 
     def __call__(self, game: Game, view: Observation, rng: random.Random) -> Move:
         moves = game.legal_moves(game.determinize(view, rng))
         hand = parse_cards(view["hand"])
         same_suit = bool(view["options"].get("sequence_same_suit"))
-        unseen = self._unseen(view, hand)
+        unseen = self._unseen(view)
         pool = list(unseen.elements())
         deck_mean = statistics.fmean(VALUE[c] for c in pool) if pool else 6.5
         if view["phase"] == "pick":

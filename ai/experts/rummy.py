@@ -116,13 +116,9 @@ class RummyExpert:
 
     # -- what is unseen ---------------------------------------------------------------------------------
 
-    def _unseen(self, view: Observation, hand: list[int]) -> Counter[int]:
-        deck = Counter(self.game.deck(view["num_players"], view["options"]))
-        seen = Counter(hand) + Counter(parse_cards(view["discard"]))
-        for seat, cards in enumerate(view["known"]):
-            if seat != view["seat"]:
-                seen += Counter(parse_cards(cards))
-        return deck - seen
+    def _unseen(self, view: Observation) -> Counter[int]:
+        """The cards this seat cannot locate (the engine's ``unseen_cards`` of the view), as a multiset."""
+        return Counter(self.game.unseen_cards(view))
 
     # -- decisions --------------------------------------------------------------------------------------
 
@@ -130,7 +126,7 @@ class RummyExpert:
         self._remember(view)
         rules = rummy_rounds(game).meld_rules(view["options"], view["round"])
         hand = tuple(sorted(parse_cards(view["hand"])))
-        unseen = self._unseen(view, list(hand))
+        unseen = self._unseen(view)
         if view["phase"] == "draw":
             return self._draw(view, hand, rules, unseen)
         return self._discard(view, hand, rules, unseen)
