@@ -24,6 +24,7 @@ from service.embedded_redis import EmbeddedRedis
 from service.errors import register_error_handlers
 from service.extensions import Metrics, configure_logging
 from service.live import Notifier
+from service.seatstore import SeatStore
 from service.store import RedisMatchStore, connect
 from service.usecases.ai_work import AiWork
 from service.usecases.loading import MatchCache
@@ -42,6 +43,7 @@ class Services:
     metrics: Metrics
     redis_url: str
     cache: MatchCache
+    seats: SeatStore
     embedded: EmbeddedRedis | None = None
 
 
@@ -73,7 +75,8 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     budget = AiBudget(client, per_token_minute=cfg.ai_seconds_per_token_minute,
                       per_client_minute=cfg.ai_seconds_per_client_minute, enabled=cfg.rate_limit_enabled)
     ai = AiWork(queue, budget, notifier, cfg, metrics)
-    services = Services(cfg, store, ai, notifier, metrics, url, MatchCache(cfg.match_cache_size), embedded)
+    services = Services(cfg, store, ai, notifier, metrics, url, MatchCache(cfg.match_cache_size), SeatStore(store),
+                        embedded)
     app.extensions["cardtable"] = services
 
     register_error_handlers(app, metrics)

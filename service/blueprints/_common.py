@@ -10,6 +10,8 @@ from service.app import Services
 from service.bodies import request_json
 from service.errors import ApiError
 from service.schemas import load
+from service.usecases import tokens
+from service.usecases.loading import LoadedMatch
 
 
 def services() -> Services:
@@ -24,6 +26,17 @@ def body(schema: Any) -> Any:
 
 def query(schema: Any) -> Any:
     return schema.load(request.args.to_dict())
+
+
+def request_token() -> str | None:
+    """The seat token of the request's ``Authorization: Bearer`` header (``None`` without one)."""
+    return tokens.bearer_token(request.headers.get("Authorization"))
+
+
+def request_seat(match: LoadedMatch, *, required: bool, token: str | None = None) -> int | None:
+    """The seat of ``match`` whose token the request carries (``token``, else the header's); ``None`` for a
+    spectator unless ``required``."""
+    return tokens.seat_of(match.stored.seats, token or request_token(), required=required)
 
 
 def idempotency_key(min_length: int = 1) -> str | None:

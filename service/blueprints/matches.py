@@ -10,8 +10,17 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from service.blueprints._common import body, idempotency_key, json_body, json_response, query, services
-from service.blueprints.seats import seat_store, with_rematch_tokens
+from service.blueprints._common import (
+    body,
+    idempotency_key,
+    json_body,
+    json_response,
+    query,
+    request_seat,
+    request_token,
+    services,
+)
+from service.blueprints.seats import with_rematch_tokens
 from service.schemas import (
     AdvanceRequest,
     CreateMatchRequest,
@@ -28,9 +37,9 @@ from service.schemas import (
     WaitQuery,
 )
 from service.store import IdempotentAnswer
-from service.usecases import ai_work, creating, events, moves, seats, tokens, views
+from service.usecases import ai_work, creating, events, moves, seats, views
 from service.usecases.errors import InvalidRequestError
-from service.usecases.loading import LoadedMatch, load
+from service.usecases.loading import load
 
 bp = Blueprint("matches", __name__)
 
@@ -45,14 +54,6 @@ _log = MatchLog()
 
 MIN_CREATE_KEY = 16  # the key seeds the seat tokens of a retried creation: it must be unguessable
 PREFER_WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*\"?(\d+(?:\.\d+)?)", re.IGNORECASE)
-
-
-def _token() -> str | None:
-    return tokens.bearer_token(request.headers.get("Authorization"))
-
-
-def _seat(match: LoadedMatch, required: bool, token: str | None = None) -> int | None:
-    return tokens.seat_of(match.stored.seats, token or _token(), required=required)
 
 
 def _turn_wait() -> tuple[float, dict[str, str]]:
@@ -88,7 +89,7 @@ def create_match() -> Any:
         replayed = creating.replay_created(svc.store, req, key, base)
         if replayed is not None:
             return _created.dump(replayed), 201
-    answer = creating.create_match(svc.store, svc.ai, req, key, request.remote_addr, seat_store=seat_store(),
+    answer = creating.create_match(svc.store, svc.ai, req, key, request.remote_addr, seat_store=svc.seats,
                                    invitation_ttl=svc.config.invitation_ttl_seconds, base_url=base)
     if wait and answer["ai_pending"]:
         done = moves.answer_after_wait(svc.store, svc.notifier, svc.cache, answer["match_id"], answer["view_seat"],
@@ -109,7 +110,7 @@ def get_match(match_id: str) -> Any:
                                          min(args["wait"], svc.config.long_poll_max_seconds))
     else:
         match = load(svc.store, match_id, cache=svc.cache)
-    seat = _seat(match, required=False)
+    seat = request_seat(match, required=False)
     etag = (f"v{match.version}.{match.state_id}-{'p' if seat is None else seat}-"
             f"{'' if args['since'] is None else args['since']}")
     if etag in request.if_none_match:
@@ -127,7 +128,7 @@ def svc_json(value: Any) -> Response:
 def legal_moves(match_id: str) -> Any:
     svc = services()
     match = load(svc.store, match_id, cache=svc.cache)
-    seat = _seat(match, required=True)
+    seat = request_seat(match, required=True)
     assert seat is not None
     etag = f"v{match.version}.{match.state_id}-{seat}-moves"
     if etag in request.if_none_match:
@@ -148,8 +149,8 @@ def post_move(match_id: str) -> Any:
     wait, applied = _turn_wait()
     match = (svc.cache.get(match_id, req["expected_version"], req.get("expected_state_id"))
              or load(svc.store, match_id, cache=svc.cache))
-    token = _token()
-    seat = _seat(match, required=True, token=token)
+    token = request_token()
+    seat = request_seat(match, required=True, token=token)
     assert seat is not None
     seats.refuse_while_waiting(match)
     buckets = ai_work.buckets_for(token, request.remote_addr)
@@ -168,8 +169,8 @@ def advance(match_id: str) -> Any:
     req = body(_advance_in) if request.get_data(cache=True) else _advance_in.load({})  # the body is optional
     wait, applied = _turn_wait()
     match = load(svc.store, match_id, cache=svc.cache)
-    token = _token()
-    seat = _seat(match, required=False, token=token)
+    token = request_token()
+    seat = request_seat(match, required=False, token=token)
     seats.refuse_while_waiting(match)
     buckets = ai_work.buckets_for(token, request.remote_addr)
     moves.advance(svc.store, svc.ai, match, req["expected_version"], buckets)
@@ -183,8 +184,8 @@ def hint(match_id: str) -> Any:
     svc = services()
     args = query(_hint_q)
     match = load(svc.store, match_id, cache=svc.cache)
-    token = _token()
-    seat = _seat(match, required=True, token=token)
+    token = request_token()
+    seat = request_seat(match, required=True, token=token)
     assert seat is not None
     decided = svc.ai.decide("hint", match.game, ai_work.hint_view(match, seat),
                             level=args["level"] or svc.config.ai_default_level, time_ms=args["time_ms"],
@@ -197,7 +198,7 @@ def get_log(match_id: str) -> Any:
     svc = services()
     args = query(_view_q)
     match = load(svc.store, match_id, cache=svc.cache)
-    seat = _seat(match, required=False)
+    seat = request_seat(match, required=False)
     return _log.dump(views.match_log(svc.store, match, seat, args["since"] or 0))
 
 
@@ -207,8 +208,8 @@ def match_events(match_id: str) -> Any:
     svc = services()
     args = query(_events_q)
     match = load(svc.store, match_id, cache=svc.cache)
-    token = _token() or args["access_token"]
-    seat = _seat(match, required=False, token=token)
+    token = request_token() or args["access_token"]
+    seat = request_seat(match, required=False, token=token)
     after = args["since"]
     resume = request.headers.get("Last-Event-ID")
     if resume is not None:

@@ -6,13 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 from marshmallow import fields, validate
 
-from service.blueprints._common import body, services
+from service.blueprints._common import body, request_seat, request_token, services
 from service.schemas import Int, Strict
-from service.seatstore import SeatStore
-from service.usecases import tokens
 from service.usecases.errors import InvalidRequestError, ServiceError
 from service.usecases.events import Event
 from service.usecases.loading import load
@@ -39,18 +37,9 @@ class ToAiRequest(Strict):
 _claim_in, _seat_claim_in, _to_ai_in = ClaimRequest(), SeatClaimRequest(), ToAiRequest()
 
 
-def seat_store() -> SeatStore:
-    """The app's seat store (made once, on the match store's Redis)."""
-    found = current_app.extensions.get("cardtable.seats")
-    if found is None:
-        found = current_app.extensions["cardtable.seats"] = SeatStore(services().store)
-    assert isinstance(found, SeatStore)
-    return found
-
-
 def _seats() -> Seats:
     svc = services()
-    return Seats(svc.store, seat_store(), svc.ai, svc.cache, svc.config.seat_idle_seconds)
+    return Seats(svc.store, svc.seats, svc.ai, svc.cache, svc.config.seat_idle_seconds)
 
 
 def _body(schema: Any) -> Any:
@@ -87,9 +76,7 @@ def _seat_no(seat: str) -> int:
 
 def _holder(match_id: str) -> int:
     svc = services()
-    match = load(svc.store, match_id, cache=svc.cache)
-    seat = tokens.seat_of(match.stored.seats, tokens.bearer_token(request.headers.get("Authorization")),
-                          required=True)
+    seat = request_seat(load(svc.store, match_id, cache=svc.cache), required=True)
     assert seat is not None
     return seat
 
@@ -116,9 +103,8 @@ def rematch(match_id: str) -> Any:
     """A new match of the same players and options once this one is over, seats rotated (the deal passes on);
     the caller's new token comes back here, every other player's through their event stream of this match."""
     svc = services()
-    token = tokens.bearer_token(request.headers.get("Authorization"))
-    match = load(svc.store, match_id, cache=svc.cache)
-    holder = tokens.seat_of(match.stored.seats, token, required=True)
+    token = request_token()
+    holder = request_seat(load(svc.store, match_id, cache=svc.cache), required=True, token=token)
     assert holder is not None and token is not None
     return Rematches(_seats()).rematch(match_id, holder, token, request.remote_addr), 200
 
