@@ -29,8 +29,9 @@ GAMES = [g.info.id for g in all_games()]
 CARD_TOKEN = re.compile(r"\b(?:[A2-9TJQK][CDHS]|JK)\b")
 
 
-def positions(game: Game, players: int, seed: int, count: int, stride: int = 7) -> list[State]:
-    """``count`` positions of one random game, ``stride`` plies apart (a new game if one ends)."""
+def positions(game: Game, players: int, seed: int, count: int, stride: int = 7, first_round: int = 0) -> list[State]:
+    """``count`` positions of one random game, ``stride`` plies apart (a new game if one ends), from round
+    ``first_round`` on."""
     rng = random.Random(seed)
     state = game.new_match(players, seed=seed)
     out: list[State] = []
@@ -39,7 +40,7 @@ def positions(game: Game, players: int, seed: int, count: int, stride: int = 7) 
         if state.is_over:
             seed += 1
             state = game.new_match(players, seed=seed)
-        if ply % stride == stride - 1:
+        if ply % stride == stride - 1 and (not first_round or state.round >= first_round):
             out.append(state)
         state, _ = game.apply(state, rng.choice(game.legal_moves(state)))
         ply += 1

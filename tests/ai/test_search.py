@@ -17,22 +17,11 @@ from engine import melds
 from engine.cards import CARD_NAMES
 from engine.game import Game, State
 from engine.registry import get_game
+from tests.ai.test_ai import positions
 
 
 def _random_positions(game: Game, players: int, seed: int, count: int, stride: int) -> list[State]:
-    rng = random.Random(seed)
-    state = game.new_match(players, seed=seed)
-    out: list[State] = []
-    ply = 0
-    while len(out) < count:
-        if state.is_over:
-            seed += 1
-            state = game.new_match(players, seed=seed)
-        if ply % stride == stride - 1 and state.round >= 2:
-            out.append(state)
-        state, _ = game.apply(state, rng.choice(game.legal_moves(state)))
-        ply += 1
-    return out
+    return positions(game, players, seed, count, stride, first_round=2)
 
 
 # -- 1. a decision is a function of (view, level, seed) -------------------------------------------------
