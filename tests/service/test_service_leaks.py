@@ -58,14 +58,7 @@ def test_no_response_leaks_an_unseen_card(leak_client: Any, game: Any) -> None:
         checked = 0
         version = m["version"]
         for step in range(MOVES_PER_MATCH):
-            state = game.from_json(json.loads(store.load(mid).state))
-            _, entries = store.log(mid)
-            for s in seats:
-                seen[s] |= _visible(game, state, s)
-                for e in entries:
-                    seen[s] |= cards_in(e["e"])
-                    if s is not None:
-                        seen[s] |= set((e.get("p") or {}).get(str(s), []))
+            state = stored_state_and_seen(store, game, mid, seen)
             if state.is_over:
                 break
             if step % CHECK_EVERY == 0:
@@ -77,6 +70,20 @@ def test_no_response_leaks_an_unseen_card(leak_client: Any, game: Any) -> None:
             assert r.status_code == 200, r.get_json()
             version = r.get_json()["version"]
         assert checked > 0, "the check never had a hidden card to look for"
+
+
+def stored_state_and_seen(store: Any, game: Any, mid: str, seen: dict[int | None, set[str]]) -> Any:
+    """The match's true state from the store, after adding to ``seen`` (per seat, ``None`` for a spectator)
+    every card each one could know of by now: what its view shows, the public events, its private cards."""
+    state = game.from_json(json.loads(store.load(mid).state))
+    _, entries = store.log(mid)
+    for s in seen:
+        seen[s] |= _visible(game, state, s)
+        for e in entries:
+            seen[s] |= cards_in(e["e"])
+            if s is not None:
+                seen[s] |= set((e.get("p") or {}).get(str(s), []))
+    return state
 
 
 def _check_every_response(client: Any, game: Any, state: Any, mid: str, tokens: list[str],

@@ -17,7 +17,12 @@ from service.store import match_key
 from service.usecases.seats import code_hash
 from tests.servers import RedisServer
 from tests.service.helpers import bearer, cards_in, create, make_app
-from tests.service.test_service_leaks import CHECK_EVERY, MOVES_PER_MATCH, _check_every_response, _visible
+from tests.service.test_service_leaks import (
+    CHECK_EVERY,
+    MOVES_PER_MATCH,
+    _check_every_response,
+    stored_state_and_seen,
+)
 
 PROBLEM = "application/problem+json"
 
@@ -203,14 +208,7 @@ def test_claimed_seats_leak_nothing(c: Any, game: Any) -> None:
     seen: dict[int | None, set[str]] = {s: set() for s in [*range(n), None]}
     version, checked = n - 1, 0
     for step in range(MOVES_PER_MATCH):
-        state = game.from_json(json.loads(store.load(mid).state))
-        _, entries = store.log(mid)
-        for s in seen:
-            seen[s] |= _visible(game, state, s)
-            for e in entries:
-                seen[s] |= cards_in(e["e"])
-                if s is not None:
-                    seen[s] |= set((e.get("p") or {}).get(str(s), []))
+        state = stored_state_and_seen(store, game, mid, seen)
         if state.is_over:
             break
         if step % CHECK_EVERY == 0:
