@@ -84,6 +84,7 @@ class AiWorker:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.jobs_done = 0
         self._stopping = threading.Event()
+        self.counted = threading.Event()  # set by the first heartbeat that reached Redis: admission counts it
         self._running: str | None = None  # the stream entry of the job being run
         # a blocking read must return well inside the socket timeout (else it reads as a dead server)
         self._block_ms = int(min(TAKE_OVER_EVERY, config.redis_socket_timeout / 2) * 1000)
@@ -132,6 +133,7 @@ class AiWorker:
         while not self.stopping:
             try:
                 self.queue.heartbeat(self.name)
+                self.counted.set()
                 running = self._running
                 if running is not None:
                     self.queue.renew(self.name, running)
@@ -264,12 +266,17 @@ class LocalWorkers:
     """AI workers on threads of this process (the same code as the worker processes, the same queue in
     Redis): for tests, and for running the whole service in one process."""
 
-    def __init__(self, client: Any, config: Config, count: int = 1) -> None:
+    def __init__(self, client: Any, config: Config, count: int = 1, *, counted_within: float = 10.0) -> None:
+        """Start ``count`` workers and return once each is counted live by the queue's admission (or after
+        ``counted_within`` seconds): a job sent right after finds its worker."""
         self.workers = [AiWorker(client, config) for _ in range(count)]
         self.threads = [threading.Thread(target=w.run, name=f"ai-worker-{i}", daemon=True)
                         for i, w in enumerate(self.workers)]
         for thread in self.threads:
             thread.start()
+        deadline = time.monotonic() + counted_within
+        for worker in self.workers:
+            worker.counted.wait(max(0.0, deadline - time.monotonic()))
 
     def stop(self, timeout: float = 10.0) -> None:
         for worker in self.workers:
