@@ -28,9 +28,6 @@ from engine.game import Game, Move, Observation, State
 from engine.games import least_score as ls
 
 MEAN_DECK_VALUE = 85 / 13  # the mean value of a random card of a full deck
-NEXT_TURN_WEIGHT = 0.5  # how much of a seat's next-turn shedding counts at a leaf
-DECLARE_AT = 5  # the model policy declares with a total this low or lower
-LOW_CARD_BELIEF = 0.07  # per turn played: how much a hidden hand leans to low cards (players shed high ones)
 
 
 @lru_cache(maxsize=65536)
@@ -44,6 +41,45 @@ def best_shed(hand: tuple[int, ...], same_suit: bool) -> tuple[int, tuple[int, .
     return best
 
 
+@lru_cache(maxsize=64)
+def hidden_total_odds(cards: int, keep: int) -> tuple[float, ...]:
+    """The distribution (index: points) of the total of ``cards`` unknown cards of another hand, each card
+    modelled as the lowest of ``keep`` cards drawn from a full deck (players keep their low cards)."""
+    counts = [0] * 11
+    for v in ls.VALUE[:52]:
+        counts[v] += 1
+    at_least = [sum(counts[v:]) / 52 for v in range(12)]  # P(one card >= v)
+    one = [0.0] + [at_least[v] ** keep - at_least[v + 1] ** keep for v in range(1, 11)]
+    dist = [1.0]
+    for _ in range(cards):
+        nxt = [0.0] * (len(dist) + 10)
+        for t, p in enumerate(dist):
+            if p:
+                for v in range(1, 11):
+                    nxt[t + v] += p * one[v]
+        dist = nxt
+    return tuple(dist)
+
+
+def declare_gain(mine: int, others: list[tuple[int, int]], keep: int, tie_fails: bool) -> float:
+    """Expected points declaring gains over playing on (0) for a hand of ``mine`` points, against other
+    hands each given as (points of its known cards, number of unknown cards) (R5); the others independent."""
+    hold = 1.0
+    win_gain = 0.0
+    fail_cost = 0.0
+    for known, unknown in others:
+        dist = hidden_total_odds(unknown, keep)
+        p_hold = sum(p for t, p in enumerate(dist) if known + t > mine or (known + t == mine and not tie_fails))
+        p_hold = max(p_hold, 1e-9)
+        above = sum(p * (known + t - mine) for t, p in enumerate(dist)
+                    if known + t > mine or (known + t == mine and not tie_fails))
+        below = sum(p * (mine - known - t) for t, p in enumerate(dist) if known + t < mine)
+        hold *= p_hold
+        win_gain += above / p_hold / len(others)
+        fail_cost = max(fail_cost, below / max(1e-9, 1.0 - p_hold) if p_hold < 1.0 else 0.0)
+    return hold * win_gain - (1.0 - hold) * (20.0 + fail_cost)
+
+
 def _pick_value(floor: list[int]) -> float:
     """What a pick is expected to add: the cheapest floor card, or an average card from the deck."""
     cheapest = min((ls.VALUE[c] for c in floor), default=99)
@@ -52,7 +88,15 @@ def _pick_value(floor: list[int]) -> float:
 
 class LeastScoreEvaluator(Evaluator):
     margin_scale = 6.0
-    orbit_shift = -1  # measured: 0.93 against greedy (2 players) without the others' replies, 0.80 with
+    next_turn_weight = 0.5  # how much of a seat's next-turn shedding counts at a leaf
+    declare_at = 5  # the model policy declares with a total this low or lower
+    low_card_belief = 0.07  # per turn played: how much a hidden hand leans to low cards (players shed high ones)
+    policy_play = "measure"  # the model's discards and picks: "measure" (see _measured_move) or "shed" (the
+    # largest group; the floor's cheapest card when it is 4 or less)
+    policy_declare = "odds"  # the model policy declares on the odds ("odds") or at a total ("total": declare_at)
+    declare_margin = 2.0  # the model policy declares when that gains this many points by its odds
+    belief_turns = 5.0  # the lean grows with the turns played up to this many
+    orbit_shift = 0
 
     def _adjusted_totals(self, s: ls.LeastScoreState) -> dict[int, float]:
         same_suit = s.options["sequence_same_suit"]
@@ -65,7 +109,7 @@ class LeastScoreEvaluator(Evaluator):
                 total += _pick_value(s.floor)  # mid-turn: the pick is still to come
             else:
                 shed, _ = best_shed(tuple(hand), same_suit)
-                total += NEXT_TURN_WEIGHT * (_pick_value(s.floor if i == s.to_move else []) - shed)
+                total += self.next_turn_weight * (_pick_value(s.floor if i == s.to_move else []) - shed)
             out[i] = total
         return out
 
@@ -94,21 +138,69 @@ class LeastScoreEvaluator(Evaluator):
         seat = s.to_move
         assert seat is not None
         hand = s.hands[seat]
+        same_suit = s.options["sequence_same_suit"]
+        if self.policy_play == "measure":
+            return self._measured_move(s, seat, same_suit)
         if s.phase == ls.PICK:
             cheapest = min(s.floor, key=lambda c: (ls.VALUE[c], c), default=None)
             if cheapest is not None and (ls.VALUE[cheapest] <= 4 or not (s.deck or s.dead)):
                 return {"type": "pick", "source": "floor", "card": CARD_NAMES[cheapest]}
             return {"type": "pick", "source": "deck"}
-        if s.played[seat] and sum(ls.VALUE[c] for c in hand) <= DECLARE_AT:
+        if s.played[seat] and self._model_declares(s, seat):
             return {"type": "declare"}
-        _, group = best_shed(tuple(hand), s.options["sequence_same_suit"])
+        _, group = best_shed(tuple(hand), same_suit)
         return {"type": "discard", "cards": [CARD_NAMES[c] for c in group]}
+
+    def _measure(self, hand: list[int], same_suit: bool) -> float:
+        """A hand's points less half of what its best discard would shed next turn."""
+        return sum(ls.VALUE[c] for c in hand) - 0.5 * best_shed(tuple(sorted(hand)), same_suit)[0]
+
+    def _measured_move(self, s: ls.LeastScoreState, seat: int, same_suit: bool) -> Move:
+        """The model move by :meth:`_measure`: the pick, or the discard that leaves the best measure after
+        the pick that follows it (the deck counted as an average card)."""
+        hand = s.hands[seat]
+        if s.phase == ls.PICK:
+            best: tuple[float, int] = (self._measure(hand, same_suit) + MEAN_DECK_VALUE, -1)
+            if not (s.deck or s.dead):
+                best = (math.inf, -1)
+            for c in s.floor:
+                option = (self._measure([*hand, c], same_suit), c)
+                if option < best:
+                    best = option
+            if best[1] < 0:
+                return {"type": "pick", "source": "deck"}
+            return {"type": "pick", "source": "floor", "card": CARD_NAMES[best[1]]}
+        if s.played[seat] and self._model_declares(s, seat):
+            return {"type": "declare"}
+        choice: tuple[float, int, tuple[int, ...]] | None = None
+        for group in ls.legal_groups(hand, same_suit):
+            rest = list(hand)
+            for c in group:
+                rest.remove(c)
+            after = min([self._measure([*rest, c], same_suit) for c in s.floor]
+                        + [self._measure(rest, same_suit) + MEAN_DECK_VALUE])
+            key = (after, -len(group), group)
+            if choice is None or key < choice:
+                choice = key
+        assert choice is not None
+        return {"type": "discard", "cards": [CARD_NAMES[c] for c in choice[2]]}
+
+    def _model_declares(self, s: ls.LeastScoreState, seat: int) -> bool:
+        mine = sum(ls.VALUE[c] for c in s.hands[seat])
+        if self.policy_declare == "total":
+            return mine <= self.declare_at
+        players_in = sum(1 for o in s.out if not o)
+        keep = 1 + min(2, s.turns_in_round // max(1, players_in))
+        others = [(sum(ls.VALUE[c] for c in s.known[i]), len(s.hands[i]) - len(s.known[i]))
+                  for i in range(len(s.hands)) if i != seat and not s.out[i]]
+        return bool(others) and declare_gain(mine, others, keep, s.options["tie_is_false_declare"]) >= \
+            self.declare_margin
 
     def deal(self, game: Game, view: Observation) -> DealFn | None:
         """Hidden hands lean to low cards, more so the more turns their owners have played this deal."""
         players_in = max(1, sum(1 for o in view["out"] if not o))
         turns = view["turns_in_round"] / players_in
-        beta = LOW_CARD_BELIEF * min(turns, 5.0)
+        beta = self.low_card_belief * min(turns, self.belief_turns)
         if beta <= 0:
             return None
         factor = [math.exp(-beta * v) for v in ls.VALUE]
