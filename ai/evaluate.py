@@ -55,6 +55,8 @@ class Evaluator:
     #: bench/ai_strength.py (a short race like Less Than Three gains from playing worlds out; in the rummy
     #: games and Least Score the model of the other seats' replies costs more than it tells)
     orbit_shift: int = 0
+    #: the level's worlds are multiplied by this for this game (a game whose worlds are cheap can afford more)
+    sample_scale: float = 1.0
     #: points of margin that make a round about 3:1 in the seat's favour (for :func:`win_chance_from_margin`)
     margin_scale: float = 10.0
     #: the hidden zone (a view's ``hidden`` entry's ``zone``) that the seat's root move may draw the top

@@ -44,7 +44,7 @@ not fit is not started (the first world is always evaluated whole). A decision
 cut that way is the one the same seed gives for that many worlds
 (``Decision.samples``, a prefix of the same sequence of worlds). Each game's
 evaluator may shift the level's orbits
-(``orbit_shift``). :func:`warm_up` decides a few positions of every game once
+(``orbit_shift``) and scale its worlds (``sample_scale``). :func:`warm_up` decides a few positions of every game once
 per process, so that the first real decision costs what a later one does.
 """
 
@@ -159,7 +159,7 @@ def search(
     lv = LEVELS[level]
     seat = _check_view(view)
     ev = evaluator or evaluator_for(game)
-    target = lv.samples
+    target = max(1, round(lv.samples * ev.sample_scale))
     orbits = max(0, lv.orbits + ev.orbit_shift) if lv.orbits else 0
     use_belief = lv.belief if belief is None else belief
     deal = ev.deal(game, view) if use_belief else None

@@ -17,7 +17,8 @@ choose differently. The difference of their margins on the same deal and seat
 is zero wherever they agree, and its interval is several times narrower than
 either margin's. Reported per variant: ``bench/ai_strength.py``'s summary; and
 for each variant after the first, the mean per-game difference from the first
-in margin and in win share, with 95% intervals over deals.
+in margin and in win share, with 95% intervals over deals. The games are played deal by deal across
+the variants, so a run stopped early (Ctrl-C) reports every variant over about as many deals.
 """
 
 from __future__ import annotations
@@ -106,15 +107,21 @@ def main(argv: list[str] | None = None) -> int:
         ai = dataclasses.replace(parse_entrant(f"ai:{args.level}", args.time_ms), spec=name,
                                  evaluator=tuple(sorted(overrides.items())))
         lineup = [ai] + [opponent] * (args.players - 1)
-        for task in schedule(args.game, lineup, max(args.players, args.games), first_seed=args.first_deal,
-                             rounds=args.rounds):
-            tasks.append(dataclasses.replace(task, index=len(tasks)))
+        tasks += schedule(args.game, lineup, max(args.players, args.games), first_seed=args.first_deal,
+                          rounds=args.rounds)
+    # deal by deal across the variants (stable: variants, then seats, in order within a deal), so a run
+    # stopped early (Ctrl-C) compares every variant over about as many deals
+    tasks.sort(key=lambda t: t.seed)
+    tasks = [dataclasses.replace(task, index=i) for i, task in enumerate(tasks)]
     variant_of = {t.index: t.entrants[0].spec for t in tasks}
     lineups = {t.entrants[0].spec: list(t.entrants) for t in tasks}
     start = time.perf_counter()
     results: dict[str, list[GameResult]] = {name: [] for name in names}
-    for r in play_all(tasks, workers=args.workers):
-        results[variant_of[r.index]].append(r)
+    try:
+        for r in play_all(tasks, workers=args.workers):
+            results[variant_of[r.index]].append(r)
+    except KeyboardInterrupt:
+        print("stopped: the report counts the games finished", file=sys.stderr)
     first = names[0]
     lower = game.info.lower_score_wins
     out: dict[str, Any] = {"game": args.game, "players": args.players, "opponent": args.opponent,

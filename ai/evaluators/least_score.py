@@ -96,6 +96,7 @@ class LeastScoreEvaluator(Evaluator):
     policy_declare = "odds"  # the model policy declares on the odds ("odds") or at a total ("total": declare_at)
     declare_margin = 2.0  # the model policy declares when that gains this many points by its odds
     belief_turns = 5.0  # the lean grows with the turns played up to this many
+    knockout_value = 0.0  # a deal's result is worth this much more for each player it knocks out (round_result)
     orbit_shift = 0
 
     def _adjusted_totals(self, s: ls.LeastScoreState) -> dict[int, float]:
@@ -115,6 +116,21 @@ class LeastScoreEvaluator(Evaluator):
 
     def cache_entries(self) -> int:
         return best_shed.cache_info().currsize
+
+    def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
+        """The deal's real scores, plus :attr:`knockout_value` for each player the deal knocked out (R6):
+        minus it for the seat itself, plus its share for another."""
+        leaf = super().round_result(game, state, seat, round_index)
+        if not self.knockout_value:
+            return leaf
+        scores = state.round_scores[round_index]
+        threshold = state.options["threshold"]
+        knocked = [i for i, t in enumerate(state.totals) if t > threshold >= t - scores[i]]
+        if not knocked:
+            return leaf
+        others = max(1, state.num_players - 1)
+        bonus = sum(-1.0 if i == seat else 1.0 / others for i in knocked) * self.knockout_value
+        return Leaf(leaf.value + bonus, leaf.win)
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state

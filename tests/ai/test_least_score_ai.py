@@ -1,0 +1,65 @@
+"""The Least Score AI's model of the other seats: its odds of a hidden hand's total, when its model policy
+declares, and the measure by which it discards and picks (ai/evaluators/least_score.py)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from ai.evaluators.least_score import EVALUATOR, declare_gain, hidden_total_odds
+from engine.registry import get_game
+
+GAME = get_game("least-score")
+
+
+@pytest.mark.parametrize("cards", [1, 3, 5])
+@pytest.mark.parametrize("keep", [1, 2, 3])
+def test_the_hidden_total_odds_are_a_distribution_that_leans_low_with_keep(cards: int, keep: int) -> None:
+    dist = hidden_total_odds(cards, keep)
+    assert sum(dist) == pytest.approx(1.0)
+    assert all(p >= 0 for p in dist)
+    assert sum(dist[:cards]) == pytest.approx(0.0)  # every card is worth at least 1
+    mean = sum(t * p for t, p in enumerate(dist))
+    if keep == 1:
+        assert mean == pytest.approx(cards * 85 / 13)  # one card drawn: the mean of a full deck
+    else:
+        lower = hidden_total_odds(cards, keep - 1)
+        assert mean < sum(t * p for t, p in enumerate(lower))
+
+
+def test_declaring_gains_less_the_higher_the_own_total_and_the_fewer_cards_the_other_holds() -> None:
+    for keep in (1, 2, 3):
+        for unknown in (1, 2, 3, 4, 5):
+            gains = [declare_gain(mine, [(0, unknown)], keep, False) for mine in range(0, 40)]
+            assert all(a > b for a, b in itertools.pairwise(gains))
+        for mine in (2, 6, 12):
+            by_cards = [declare_gain(mine, [(0, unknown)], keep, False) for unknown in range(1, 6)]
+            assert all(a < b for a, b in itertools.pairwise(by_cards))
+    # a tie that counts as a false declare can only make declaring worse
+    assert declare_gain(5, [(0, 2)], 2, True) < declare_gain(5, [(0, 2)], 2, False)
+    # a known card in the other hand counts in full
+    assert declare_gain(5, [(10, 1)], 2, False) > declare_gain(5, [(0, 1)], 2, False)
+    # more hands to beat: a smaller chance that every one of them is higher
+    assert declare_gain(8, [(0, 3)] * 3, 2, False) < declare_gain(8, [(0, 3)], 2, False)
+
+
+def _state(hands: list[list[str]], floor: list[str]):
+    return GAME.from_setup(len(hands), {"hands": hands, "floor": floor, "played": [True] * len(hands),
+                                        "to_move": 0, "dealer": len(hands) - 1}, seed=3)
+
+
+def test_the_model_declares_a_low_hand_against_full_hands_and_not_a_high_one_against_a_single_card() -> None:
+    rng = random.Random(0)
+    low = _state([["AC", "2D"], ["9S", "KH", "QD", "8C", "7H"]], ["5S"])
+    assert EVALUATOR.policy(GAME, low, rng) == {"type": "declare"}
+    high = _state([["9C", "8D", "7S"], ["AS"]], ["5S"])
+    assert EVALUATOR.policy(GAME, high, rng)["type"] == "discard"
+
+
+def test_the_model_picks_the_floor_card_that_pairs_a_high_card_to_shed_it_next_turn() -> None:
+    state = _state([["9C", "2H", "3D"], ["4S", "KH", "QD", "8C", "7H"]], ["9D", "KS"])
+    state = GAME.apply(state, {"type": "discard", "cards": ["3D"]})[0]  # 9C 2H left, the floor 9D KS
+    move = EVALUATOR.policy(GAME, state, random.Random(0))
+    assert move == {"type": "pick", "source": "floor", "card": "9D"}
