@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import statistics
 import sys
 import time
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=0, help="stop each game after this many rounds (0: whole)")
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
+    # a run started in the background of a script has SIGINT ignored: stopping it early must still report
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.smoke:
         args.games, args.rounds, args.time_ms = args.players, 2, args.time_ms or 20
     game = get_game(args.game)

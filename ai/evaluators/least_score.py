@@ -11,6 +11,16 @@ the lowest (adjusted) total — and the declare move itself is searched like any
 other: in every sampled deal it ends the deal with the real scores, so the
 search declares exactly when its estimated chance of being lowest makes the
 declare worth more than playing on.
+
+The search looks one orbit ahead (``orbit_shift`` 0): after the seat's turn the
+others play by the model policy, so playing on is weighed against the chance
+that another hand, lower than the seat's, declares first. The **model policy**
+plays as a careful player does: it declares on the odds (:func:`declare_gain`:
+each other hand's known cards plus its unknown ones, each modelled as the
+lowest of one to three cards of a full deck, the more the longer the deal has
+run; it declares when that gains :attr:`declare_margin` points), and it
+discards and picks by a hand's points less half of what its best discard would
+shed next turn (a pair kept together, a floor card that pairs a high card).
 """
 
 from __future__ import annotations
