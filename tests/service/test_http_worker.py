@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness import worker_pids
+from bench.harness import open_connections_by_worker, worker_pids
 from service.http_worker import SHED_ABOVE, SLACK, STALE_AFTER, Ledger
 from tests.servers import RedisServer
 from tests.service.live import Gunicorn
@@ -61,27 +61,6 @@ def healthz(conn: socket.socket) -> bytes:
         body += conn.recv(65536)
     assert head.startswith(b"HTTP/1.1 200"), head
     return head + b"\r\n"
-
-
-def open_connections_by_worker(pids: list[int], port: int) -> dict[int, int]:
-    """Established connections to ``port`` held by each of ``pids`` (from /proc: each socket's inode)."""
-    owner: dict[str, int] = {}
-    for pid in pids:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith("socket:["):
-                owner[target[8:-1]] = pid
-    counts = dict.fromkeys(pids, 0)
-    with open("/proc/net/tcp") as f:
-        for line in f.read().splitlines()[1:]:
-            fields = line.split()
-            local_port = int(fields[1].split(":")[1], 16)
-            if local_port == port and fields[3] == "01" and fields[9] in owner:  # 01: ESTABLISHED
-                counts[owner[fields[9]]] += 1
-    return counts
 
 
 def test_two_workers_split_a_burst_of_kept_alive_connections(redis_server: RedisServer, tmp_path: Path) -> None:
