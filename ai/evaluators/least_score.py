@@ -12,7 +12,8 @@ other: in every sampled deal it ends the deal with the real scores, so the
 search declares exactly when its estimated chance of being lowest makes the
 declare worth more than playing on.
 
-The search looks one orbit ahead (``orbit_shift`` 0): after the seat's turn the
+The search looks one orbit ahead (``orbit_shift`` 0), over three times the
+level's worlds (``sample_scale``; a world is cheap here): after the seat's turn the
 others play by the model policy, so playing on is weighed against the chance
 that another hand, lower than the seat's, declares first. The **model policy**
 plays as a careful player does: it declares on the odds (:func:`declare_gain`:
@@ -108,6 +109,7 @@ class LeastScoreEvaluator(Evaluator):
     belief_turns = 5.0  # the lean grows with the turns played up to this many
     knockout_value = 0.0  # a deal's result is worth this much more for each player it knocks out (round_result)
     orbit_shift = 0
+    sample_scale = 3.0  # a Least Score world is cheap: three times the level's worlds (measured: docs/ai-notes.md)
 
     def _adjusted_totals(self, s: ls.LeastScoreState) -> dict[int, float]:
         same_suit = s.options["sequence_same_suit"]

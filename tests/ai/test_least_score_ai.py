@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from ai import LEVELS, choose_move
 from ai.evaluators.least_score import EVALUATOR, declare_gain, hidden_total_odds
 from engine.registry import get_game
 
@@ -63,3 +64,11 @@ def test_the_model_picks_the_floor_card_that_pairs_a_high_card_to_shed_it_next_t
     state = GAME.apply(state, {"type": "discard", "cards": ["3D"]})[0]  # 9C 2H left, the floor 9D KS
     move = EVALUATOR.policy(GAME, state, random.Random(0))
     assert move == {"type": "pick", "source": "floor", "card": "9D"}
+
+
+def test_the_search_samples_the_levels_worlds_times_the_evaluators_scale() -> None:
+    state = _state([["9C", "2H", "3D", "KS"], ["4S", "KH", "QD", "8C", "7H"]], ["9D"])
+    for level in (2, 3):
+        decision = choose_move(GAME, GAME.observation(state, 0), level=level, seed=1)
+        assert decision.samples == round(LEVELS[level].samples * EVALUATOR.sample_scale)
+        assert decision.samples > LEVELS[level].samples  # Least Score's worlds are cheap: it takes more
