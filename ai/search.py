@@ -361,7 +361,8 @@ class _Runner:
             if self._finished(state):
                 break
             mover = state.to_move
-            if mover == self.seat:
+            owner = self.ev.turn_owner(state)
+            if mover == self.seat and owner == self.seat:
                 if others_moved:
                     orbits_left -= 1
                     others_moved = False
@@ -369,9 +370,12 @@ class _Runner:
                         break
                 move = self._own_choice(state, in_root_turn=not others_moved and orbits_left == self.orbits)
             else:
+                # another seat's move, or a move out of turn (a buy in contract rummy: the seat's own one
+                # follows the policy; the others' in the seat's turn do not end its orbit)
                 if orbits_left <= 0:
                     break
-                others_moved = True
+                if owner != self.seat:
+                    others_moved = True
                 move = self.ev.policy(self.game, state, self.rng)
             state = self.apply(state, move, check=False)[0]
         return self._leaf(state)
