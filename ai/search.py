@@ -11,8 +11,9 @@
 2. **Expectimax in a world.** After the candidate root move, the world is
    played forward: the seat's own later decisions in the same turn *maximise*
    the leaf evaluation (for example the discard after a draw), the other seats
-   act by the evaluator's model policy, and the play stops when control has
-   come back to the seat ``orbits`` times, or the round ends (then the round's
+   act by the evaluator's model policy, and the play stops when the seat's
+   turn has come back ``orbits`` times (turns, as the evaluator's ``turn_owner``
+   names them: a move out of turn does not end one), or the round ends (then the round's
    real scores are the leaf). Draws from the stock are chance nodes: each
    world fixes one stock order, so averaging over worlds weights each unseen
    card by its probability of being drawn (uniform, or the belief model's).

@@ -1,15 +1,25 @@
 """Contract rummy (RULES.md §4): contract progress before going down, lay-offs after.
 
-Leaf: each hand's expected R9 score. A seat not yet down is measured by how
+Leaf: each hand's expected R9 score (:data:`DEFAULT_LEAF`). A seat not yet down is measured by how
 many cards its hand still *misses* to meet the hand's contract (the best
 sets by natural count, the best run windows per suit, wilds filling gaps —
 a quick estimate, not a solver; in hand 7, where the whole hand goes down at
 once, each card held beyond the deal counts as one more missing). From that,
 a chance of being caught before going down (higher when others are down
 already): caught, it scores its whole hand (at least an average card's points
-per card); down, a small share of it. A seat that is down scores the cards it
-cannot lay off on the table. The value is the others' mean expected score
-minus the seat's; the round is won by the lowest.
+per card); down, a small share of it. A seat that is down scores a share of
+the points of the cards it cannot lay off on the table, by how many there are
+and how many others are down (ratios fitted on expert self-play,
+``bench/contract_leaf_fit.py``), and 0.3 of the points of the others. A hand
+holding bought cards is valued at no less than what it would keep once down a
+turn later, so that going down with a big hand is never worse than waiting.
+The value is the others' mean expected score minus the seat's; the round is
+won by the lowest.
+
+The search's orbits count turns (:meth:`ContractRummyEvaluator.turn_owner`):
+the others' buy decisions in the seat's own turn do not end it, so a draw from
+the stock is followed through the seat's discard and the others' turns, as
+taking the discard is.
 
 Model policy: take the discard only if it lowers the cards missing; buy it
 only then, while nobody is down and never in hand 7; go down as soon as
@@ -185,13 +195,16 @@ class FittedLeaf:
     free_wilds: bool = False  # not down: a wild held counts no points (it will end in a meld)
 
 
-#: fitted on 2,900 hands of four experts (hands 1-7, 16,832 positions), 2026-12-02
+#: fitted on 218 hands of four experts (hands 1-7, 16,832 positions), 2026-12-02
 FITTED_LEAF = FittedLeaf(
     not_down=((0.64, 0.64, 0.64), (2.29, 4.8, 6.46), (3.65, 5.66, 7.56), (4.7, 6.88, 7.56),
               (6.36, 7.75, 8.15), (7.27, 7.75, 8.15)),
     hand7=(4.81, 6.22, 6.26, 7.32, 7.8, 7.92),
     down_ratio=((0.16, 0.38, 0.69), (0.23, 0.47, 0.73), (0.28, 0.64, 0.73)),
 )
+#: the leaf the AI plays: a hand not yet down by :class:`LeafModel`, a hand
+#: that is down (or holds bought cards it will be left with) by the fitted down ratios
+DEFAULT_LEAF = dataclasses.replace(FITTED_LEAF, stuck=LeafModel())
 
 
 def _down_ratio(model: FittedLeaf, unfit: int, others_down: int) -> float:
@@ -236,8 +249,9 @@ def fitted_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: int
 
 class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
+    orbit_by_turn: bool = True  # False: the others' buys in the seat's turn end its orbit (before issue 15)
     win_bonus: float = 0.0  # points added to a leaf where the seat holds the lowest hand (wins the hand)
-    leaf_model: LeafModel | FittedLeaf | str = FITTED_LEAF  # "old": OLD_LEAF, "stuck": LeafModel()
+    leaf_model: LeafModel | FittedLeaf | str = DEFAULT_LEAF  # or "old", "stuck", "fitted" ... (bench/ai_ab.py)
 
     def cache_entries(self) -> int:
         return sum(f.cache_info().currsize for f in (_missing, _not_down, _fitted_not_down))
@@ -245,7 +259,9 @@ class ContractRummyEvaluator(Evaluator):
     def turn_owner(self, state: State) -> int | None:
         """The seat whose turn it is, also while the others decide whether to buy its discard (R5)."""
         assert isinstance(state, cr.ContractRummyState)
-        return state.turn if state.to_move is not None else None
+        if not self.orbit_by_turn or state.to_move is None:
+            return state.to_move
+        return state.turn
 
     def ends_round(self, game: Game, state: State, move: Move) -> bool:
         """Going down with all but at most one card (always so in hand 7: the discard after it goes out), or
