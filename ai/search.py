@@ -11,9 +11,9 @@
 2. **Expectimax in a world.** After the candidate root move, the world is
    played forward: the seat's own later decisions in the same turn *maximise*
    the leaf evaluation (for example the discard after a draw), the other seats
-   act by the evaluator's model policy, and the play stops when the seat's
-   turn has come back ``orbits`` times (turns, as the evaluator's ``turn_owner``
-   names them: a move out of turn does not end one), or the round ends (then the round's
+   act by the evaluator's model policy, and the play stops when control has
+   come back to the seat ``orbits`` times (the others' moves out of turn inside
+   the seat's own turn, as the evaluator's ``turn_owner`` says, do not count), or the round ends (then the round's
    real scores are the leaf). Draws from the stock are chance nodes: each
    world fixes one stock order, so averaging over worlds weights each unseen
    card by its probability of being drawn (uniform, or the belief model's).
@@ -362,8 +362,7 @@ class _Runner:
             if self._finished(state):
                 break
             mover = state.to_move
-            owner = self.ev.turn_owner(state)
-            if mover == self.seat and owner == self.seat:
+            if mover == self.seat:
                 if others_moved:
                     orbits_left -= 1
                     others_moved = False
@@ -371,11 +370,11 @@ class _Runner:
                         break
                 move = self._own_choice(state, in_root_turn=not others_moved and orbits_left == self.orbits)
             else:
-                # another seat's move, or a move out of turn (a buy in contract rummy: the seat's own one
-                # follows the policy; the others' in the seat's turn do not end its orbit)
                 if orbits_left <= 0:
                     break
-                if owner != self.seat:
+                # the others' moves out of turn inside the seat's own turn (contract rummy's buys after its
+                # draw from the stock) do not make control come back to it
+                if self.ev.turn_owner(state) != self.seat:
                     others_moved = True
                 move = self.ev.policy(self.game, state, self.rng)
             state = self.apply(state, move, check=False)[0]

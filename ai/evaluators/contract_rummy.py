@@ -16,10 +16,10 @@ turn later, so that going down with a big hand is never worse than waiting.
 The value is the others' mean expected score minus the seat's; the round is
 won by the lowest.
 
-The search's orbits count turns (:meth:`ContractRummyEvaluator.turn_owner`):
-the others' buy decisions in the seat's own turn do not end it, so a draw from
-the stock is followed through the seat's discard and the others' turns, as
-taking the discard is.
+The others' buy decisions in the seat's own turn do not end its orbit in the
+search (:meth:`ContractRummyEvaluator.turn_owner`), so a draw from the stock is
+followed through the seat's discard and the next seat's turn, as taking the
+discard is.
 
 Model policy: take the discard only if it lowers the cards missing; buy it
 only then, while nobody is down and never in hand 7; go down as soon as
