@@ -109,7 +109,7 @@ LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still ex
 _POINTS = cr.CARD_POINTS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: a cache key on every leaf
 class LeafModel:
     """The settings of a not-down hand's expected score (one object, so that ``bench/ai_ab.py`` can compare
     models: ``leaf_model={...}``)."""
@@ -171,7 +171,7 @@ def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int, model: Le
     return stuck * caught + (1 - stuck) * model.down_keep * points
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: a cache key on every leaf
 class FittedLeaf:
     """A hand's expected end-of-hand score read from tables fitted on expert self-play
     (``bench/contract_leaf_fit.py``: every seat at every draw, against the score it ended the hand with).
@@ -247,6 +247,14 @@ def fitted_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: int
     return (_down_ratio(model, len(unfit), others_down) * sum(_POINTS[c] for c in unfit) + LAY_OFF_KEEP * fit)
 
 
+#: the leaves ``bench/ai_ab.py`` and ``bench/contract_hands.py`` compare by name (``leaf_model="stuck"``)
+NAMED_LEAVES: dict[str, LeafModel | FittedLeaf] = {
+    "old": OLD_LEAF, "stuck": DEFAULT_LEAF.stuck or LeafModel(), "fitted": FITTED_LEAF, "default": DEFAULT_LEAF,
+    "hybrid-wilds": dataclasses.replace(FITTED_LEAF, stuck=LeafModel(free_wilds=True)),
+    "fitted-wilds": dataclasses.replace(FITTED_LEAF, free_wilds=True),
+}
+
+
 class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
     orbit_by_turn: bool = True  # False: the others' buys in the seat's turn end its orbit (before issue 15)
@@ -278,11 +286,7 @@ class ContractRummyEvaluator(Evaluator):
         assert isinstance(s, cr.ContractRummyState)
         layable = _layable(s) if s.meld_cards else ()
         downs = sum(1 for d in s.down if d)
-        model = {"old": OLD_LEAF, "stuck": LeafModel(), "fitted": FITTED_LEAF,
-                 "hybrid": dataclasses.replace(FITTED_LEAF, stuck=LeafModel()),
-                 "hybrid-wilds": dataclasses.replace(FITTED_LEAF, stuck=LeafModel(free_wilds=True)),
-                 "fitted-wilds": dataclasses.replace(FITTED_LEAF, free_wilds=True)}.get(str(self.leaf_model),
-                                                                                   self.leaf_model)
+        model = NAMED_LEAVES[self.leaf_model] if isinstance(self.leaf_model, str) else self.leaf_model
         if isinstance(model, FittedLeaf):
             est = [fitted_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]), model)
                    for i, h in enumerate(s.hands)]
