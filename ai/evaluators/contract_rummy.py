@@ -252,6 +252,7 @@ NAMED_LEAVES: dict[str, LeafModel | FittedLeaf] = {
     "old": OLD_LEAF, "stuck": DEFAULT_LEAF.stuck or LeafModel(), "fitted": FITTED_LEAF, "default": DEFAULT_LEAF,
     "hybrid-wilds": dataclasses.replace(FITTED_LEAF, stuck=LeafModel(free_wilds=True)),
     "fitted-wilds": dataclasses.replace(FITTED_LEAF, free_wilds=True),
+    "stuck-left": dataclasses.replace(FITTED_LEAF, stuck=LeafModel(), down_ratio=((1.0,),), down_step=0.0),
 }
 
 
