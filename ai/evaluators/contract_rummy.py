@@ -7,14 +7,14 @@ a quick estimate, not a solver; in hand 7, where the whole hand goes down at
 once, each card held beyond the deal counts as one more missing). From that,
 a chance of being caught before going down (higher when others are down
 already): caught, it scores its whole hand (at least an average card's points
-per card); down, a small share of it. A seat that is down scores a share of
-the points of the cards it cannot lay off on the table, by how many there are
-and how many others are down (ratios fitted on expert self-play,
-``bench/contract_leaf_fit.py``), and 0.3 of the points of the others. A hand
-holding bought cards is valued at no less than what it would keep once down a
-turn later, so that going down with a big hand is never worse than waiting.
-The value is the others' mean expected score minus the seat's; the round is
-won by the lowest.
+per card); down, a small share of it. A seat that is down scores the cards
+it cannot lay off on the table, and 0.3 of the points of the others. A hand
+holding bought cards is valued at no less than the points of what it would
+keep once down a turn later, so that going down with a big hand is never
+worse than waiting.
+The value is the others' mean expected score minus the seat's, plus
+``win_bonus`` (10) points where the seat holds the lowest (the round is won by
+the lowest), also in a finished round: going out is worth racing for.
 
 The others' buy decisions in the seat's own turn do not end its orbit in the
 search (:meth:`ContractRummyEvaluator.turn_owner`), so a draw from the stock is
@@ -202,9 +202,10 @@ FITTED_LEAF = FittedLeaf(
     hand7=(4.81, 6.22, 6.26, 7.32, 7.8, 7.92),
     down_ratio=((0.16, 0.38, 0.69), (0.23, 0.47, 0.73), (0.28, 0.64, 0.73)),
 )
-#: the leaf the AI plays: a hand not yet down by :class:`LeafModel`, a hand
-#: that is down (or holds bought cards it will be left with) by the fitted down ratios
-DEFAULT_LEAF = dataclasses.replace(FITTED_LEAF, stuck=LeafModel())
+#: the leaf the AI plays: :class:`LeafModel` (a hand that is down at its points, 0.3 of those it can lay
+#: off), and a hand holding bought cards at no less than the points of what it would keep once down a
+#: turn later (plus ``delay``); the fitted down ratios are not used (they cost points against greedy)
+DEFAULT_LEAF = dataclasses.replace(FITTED_LEAF, stuck=LeafModel(), down_ratio=((1.0,),), down_step=0.0)
 
 
 def _down_ratio(model: FittedLeaf, unfit: int, others_down: int) -> float:
@@ -250,16 +251,17 @@ def fitted_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: int
 #: the leaves ``bench/ai_ab.py`` and ``bench/contract_hands.py`` compare by name (``leaf_model="stuck"``)
 NAMED_LEAVES: dict[str, LeafModel | FittedLeaf] = {
     "old": OLD_LEAF, "stuck": DEFAULT_LEAF.stuck or LeafModel(), "fitted": FITTED_LEAF, "default": DEFAULT_LEAF,
+    "hybrid": dataclasses.replace(FITTED_LEAF, stuck=LeafModel()),
     "hybrid-wilds": dataclasses.replace(FITTED_LEAF, stuck=LeafModel(free_wilds=True)),
     "fitted-wilds": dataclasses.replace(FITTED_LEAF, free_wilds=True),
-    "stuck-left": dataclasses.replace(FITTED_LEAF, stuck=LeafModel(), down_ratio=((1.0,),), down_step=0.0),
+    "stuck-left": DEFAULT_LEAF,
 }
 
 
 class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
     orbit_by_turn: bool = True  # False: the others' buys in the seat's turn end its orbit (before issue 15)
-    win_bonus: float = 0.0  # points added to a leaf where the seat holds the lowest hand (wins the hand)
+    win_bonus: float = 10.0  # points added to a leaf where the seat holds the lowest hand (wins the hand)
     leaf_model: LeafModel | FittedLeaf | str = DEFAULT_LEAF  # or "old", "stuck", "fitted" ... (bench/ai_ab.py)
 
     def cache_entries(self) -> int:
