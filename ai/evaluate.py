@@ -96,6 +96,11 @@ class Evaluator:
         """
         return True
 
+    def turn_owner(self, state: State) -> int | None:
+        """The seat whose turn it is (default: the seat to move). A game with moves out of turn (contract
+        rummy's buys) names the seat whose turn they interrupt: the search's orbits count turns, not moves."""
+        return state.to_move
+
     def ends_round(self, game: Game, state: State, move: Move) -> bool:
         """Whether ``move`` ends the round for the seat to move (go out, knock, declare): the search
         evaluates such moves first and never cuts them before sampling."""

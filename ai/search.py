@@ -12,7 +12,8 @@
    played forward: the seat's own later decisions in the same turn *maximise*
    the leaf evaluation (for example the discard after a draw), the other seats
    act by the evaluator's model policy, and the play stops when control has
-   come back to the seat ``orbits`` times, or the round ends (then the round's
+   come back to the seat ``orbits`` times (the others' moves out of turn inside
+   the seat's own turn, as the evaluator's ``turn_owner`` says, do not count), or the round ends (then the round's
    real scores are the leaf). Draws from the stock are chance nodes: each
    world fixes one stock order, so averaging over worlds weights each unseen
    card by its probability of being drawn (uniform, or the belief model's).
@@ -371,7 +372,10 @@ class _Runner:
             else:
                 if orbits_left <= 0:
                     break
-                others_moved = True
+                # the others' moves out of turn inside the seat's own turn (contract rummy's buys after its
+                # draw from the stock) do not make control come back to it
+                if self.ev.turn_owner(state) != self.seat:
+                    others_moved = True
                 move = self.ev.policy(self.game, state, self.rng)
             state = self.apply(state, move, check=False)[0]
         return self._leaf(state)

@@ -1,15 +1,25 @@
 """Contract rummy (RULES.md §4): contract progress before going down, lay-offs after.
 
-Leaf: each hand's expected R9 score. A seat not yet down is measured by how
+Leaf: each hand's expected R9 score (:data:`DEFAULT_LEAF`). A seat not yet down is measured by how
 many cards its hand still *misses* to meet the hand's contract (the best
 sets by natural count, the best run windows per suit, wilds filling gaps —
 a quick estimate, not a solver; in hand 7, where the whole hand goes down at
 once, each card held beyond the deal counts as one more missing). From that,
 a chance of being caught before going down (higher when others are down
 already): caught, it scores its whole hand (at least an average card's points
-per card); down, a small share of it. A seat that is down scores the cards it
-cannot lay off on the table. The value is the others' mean expected score
-minus the seat's; the round is won by the lowest.
+per card); down, a small share of it. A seat that is down scores the cards
+it cannot lay off on the table, and 0.3 of the points of the others. A hand
+holding bought cards is valued at no less than the points of what it would
+keep once down a turn later, so that going down with a big hand is never
+worse than waiting.
+The value is the others' mean expected score minus the seat's, plus
+``win_bonus`` (10) points where the seat holds the lowest (the round is won by
+the lowest), also in a finished round: going out is worth racing for.
+
+The others' buy decisions in the seat's own turn do not end its orbit in the
+search (:meth:`ContractRummyEvaluator.turn_owner`), so a draw from the stock is
+followed through the seat's discard and the next seat's turn, as taking the
+discard is.
 
 Model policy: take the discard only if it lowers the cards missing; buy it
 only then, while nobody is down and never in hand 7; go down as soon as
@@ -19,6 +29,7 @@ least, the most expensive first, never a wild before going down.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -98,7 +109,7 @@ LAY_OFF_KEEP = 0.3  # share of the points of cards that can be laid off still ex
 _POINTS = cr.CARD_POINTS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: a cache key on every leaf
 class LeafModel:
     """The settings of a not-down hand's expected score (one object, so that ``bench/ai_ab.py`` can compare
     models: ``leaf_model={...}``)."""
@@ -108,6 +119,7 @@ class LeafModel:
     caught_card_points: float = AVERAGE_CARD_POINTS
     down_keep: float = DOWN_KEEP
     hand7_extra: bool = True  # in hand 7 each card beyond the deal counts as missing
+    free_wilds: bool = False  # a wild held before going down counts no points (it will end in a meld)
 
 
 #: the leaf before issue 15 (0.3 of its points once it can go down, 0.35 + 0.15 per further missing card):
@@ -146,6 +158,8 @@ def expected_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: i
 @lru_cache(maxsize=50_000)
 def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int, model: LeafModel) -> float:
     points = cr.card_points(hand)
+    if model.free_wilds:
+        points -= cr.card_points([c for c in hand if _is_wild(c)])
     miss = effective_missing(hand, round_no, model.hand7_extra)
     table = model.stuck_by_missing
     stuck = table[min(miss, len(table) - 1)]
@@ -157,12 +171,108 @@ def _not_down(hand: tuple[Card, ...], round_no: int, others_down: int, model: Le
     return stuck * caught + (1 - stuck) * model.down_keep * points
 
 
+@dataclass(frozen=True, eq=False)  # hashed by identity: a cache key on every leaf
+class FittedLeaf:
+    """A hand's expected end-of-hand score read from tables fitted on expert self-play
+    (``bench/contract_leaf_fit.py``: every seat at every draw, against the score it ended the hand with).
+
+    Not down: ``per_unit[k][d]`` times ``n / 2 + points / 17`` (n cards, about one unit per average card),
+    by the cards still missing ``k`` and the other players already down ``d``; hand 7 has its own row
+    (nobody is down there). What a hand holds at the end is mostly what it draws by then, so its card count
+    weighs as much as its points now. Down: ``down_ratio[u - 1][d]`` of the points of the ``u`` cards that
+    fit no meld on the table (beyond the fitted ``u``, ``down_step`` more per card, at most all of them), and
+    :data:`LAY_OFF_KEEP` of the others. A hand holding more cards than the deal (bought ones) is valued at
+    no less than what it would be left with once down a turn later: its cards beyond the contract's, at the
+    down ratio, plus ``delay`` points.
+    """
+
+    not_down: tuple[tuple[float, ...], ...]
+    hand7: tuple[float, ...]
+    down_ratio: tuple[tuple[float, ...], ...]
+    down_step: float = 0.1
+    delay: float = 2.0
+    stuck: LeafModel | None = None  # not down: this model's value instead of the table's (and the leftover rule)
+    free_wilds: bool = False  # not down: a wild held counts no points (it will end in a meld)
+
+
+#: fitted on 218 hands of four experts (hands 1-7, 16,832 positions), 2026-12-02
+FITTED_LEAF = FittedLeaf(
+    not_down=((0.64, 0.64, 0.64), (2.29, 4.8, 6.46), (3.65, 5.66, 7.56), (4.7, 6.88, 7.56),
+              (6.36, 7.75, 8.15), (7.27, 7.75, 8.15)),
+    hand7=(4.81, 6.22, 6.26, 7.32, 7.8, 7.92),
+    down_ratio=((0.16, 0.38, 0.69), (0.23, 0.47, 0.73), (0.28, 0.64, 0.73)),
+)
+#: the leaf the AI plays: :class:`LeafModel` (a hand that is down at its points, 0.3 of those it can lay
+#: off), and a hand holding bought cards at no less than the points of what it would keep once down a
+#: turn later (plus ``delay``); the fitted down ratios are not used (they cost points against greedy)
+DEFAULT_LEAF = dataclasses.replace(FITTED_LEAF, stuck=LeafModel(), down_ratio=((1.0,),), down_step=0.0)
+
+
+def _down_ratio(model: FittedLeaf, unfit: int, others_down: int) -> float:
+    rows = model.down_ratio
+    row = rows[min(max(unfit, 1), len(rows)) - 1]
+    ratio = row[min(others_down, len(row) - 1)]
+    return min(1.0, ratio + model.down_step * max(0, unfit - len(rows)))
+
+
+@lru_cache(maxsize=50_000)
+def _fitted_not_down(hand: tuple[Card, ...], round_no: int, others_down: int, model: FittedLeaf) -> float:
+    points = cr.card_points(hand)
+    n = len(hand)
+    miss = effective_missing(hand, round_no)
+    wild_points = cr.card_points([c for c in hand if _is_wild(c)]) if model.free_wilds else 0
+    units = 0.5 * n + (points - wild_points) / 17.0
+    if model.stuck is not None:
+        value = _not_down(hand, round_no, others_down, model.stuck)
+        left = n - cr.CONTRACTS[round_no][3] + 1
+        if left > 1 and round_no != 7:
+            value = max(value, _down_ratio(model, left, others_down) * points * left / n + model.delay)
+        return value
+    if round_no == 7:
+        return model.hand7[min(miss, len(model.hand7) - 1)] * units
+    row = model.not_down[min(miss, len(model.not_down) - 1)]
+    value = row[min(others_down, len(row) - 1)] * units
+    left = n - cr.CONTRACTS[round_no][3] + 1  # cards left once down (after the draw and the discard)
+    if left > 1:
+        value = max(value, _down_ratio(model, left, others_down) * points * left / n + model.delay)
+    return value
+
+
+def fitted_points(hand: list[Card] | tuple[Card, ...], down: bool, round_no: int, layable: Collection[Card],
+                  others_down: int = 0, model: FittedLeaf = FITTED_LEAF) -> float:
+    """A hand's expected score at the end of the hand by :class:`FittedLeaf`."""
+    if not down:
+        return _fitted_not_down(tuple(sorted(hand)), round_no, others_down, model)
+    unfit = [c for c in hand if c not in layable]
+    fit = sum(_POINTS[c] for c in hand if c in layable)
+    return (_down_ratio(model, len(unfit), others_down) * sum(_POINTS[c] for c in unfit) + LAY_OFF_KEEP * fit)
+
+
+#: the leaves ``bench/ai_ab.py`` and ``bench/contract_hands.py`` compare by name (``leaf_model="stuck"``)
+NAMED_LEAVES: dict[str, LeafModel | FittedLeaf] = {
+    "old": OLD_LEAF, "stuck": DEFAULT_LEAF.stuck or LeafModel(), "fitted": FITTED_LEAF, "default": DEFAULT_LEAF,
+    "hybrid": dataclasses.replace(FITTED_LEAF, stuck=LeafModel()),
+    "hybrid-wilds": dataclasses.replace(FITTED_LEAF, stuck=LeafModel(free_wilds=True)),
+    "fitted-wilds": dataclasses.replace(FITTED_LEAF, free_wilds=True),
+    "stuck-left": DEFAULT_LEAF,
+}
+
+
 class ContractRummyEvaluator(Evaluator):
     margin_scale = 20.0
-    leaf_model: LeafModel | str = LeafModel()  # "old": OLD_LEAF (for bench/ai_ab.py)
+    orbit_by_turn: bool = True  # False: the others' buys in the seat's turn end its orbit (before issue 15)
+    win_bonus: float = 10.0  # points added to a leaf where the seat holds the lowest hand (wins the hand)
+    leaf_model: LeafModel | FittedLeaf | str = DEFAULT_LEAF  # or "old", "stuck", "fitted" ... (bench/ai_ab.py)
 
     def cache_entries(self) -> int:
-        return sum(f.cache_info().currsize for f in (_missing, _not_down))
+        return sum(f.cache_info().currsize for f in (_missing, _not_down, _fitted_not_down))
+
+    def turn_owner(self, state: State) -> int | None:
+        """The seat whose turn it is, also while the others decide whether to buy its discard (R5)."""
+        assert isinstance(state, cr.ContractRummyState)
+        if not self.orbit_by_turn or state.to_move is None:
+            return state.to_move
+        return state.turn
 
     def ends_round(self, game: Game, state: State, move: Move) -> bool:
         """Going down with all but at most one card (always so in hand 7: the discard after it goes out), or
@@ -179,15 +289,23 @@ class ContractRummyEvaluator(Evaluator):
         assert isinstance(s, cr.ContractRummyState)
         layable = _layable(s) if s.meld_cards else ()
         downs = sum(1 for d in s.down if d)
-        model = OLD_LEAF if self.leaf_model == "old" else self.leaf_model
-        assert isinstance(model, LeafModel)
-        est = [expected_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]), model)
-               for i, h in enumerate(s.hands)]
+        model = NAMED_LEAVES[self.leaf_model] if isinstance(self.leaf_model, str) else self.leaf_model
+        if isinstance(model, FittedLeaf):
+            est = [fitted_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]), model)
+                   for i, h in enumerate(s.hands)]
+        else:
+            assert isinstance(model, LeafModel)
+            est = [expected_points(h, bool(s.down[i]), s.round, layable, downs - bool(s.down[i]), model)
+                   for i, h in enumerate(s.hands)]
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
         low = min(est)
         win = 1.0 / est.count(low) if mine == low else 0.0
-        return Leaf(sum(others) / len(others) - mine, win)
+        return Leaf(sum(others) / len(others) - mine + self.win_bonus * win, win)
+
+    def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
+        leaf = super().round_result(game, state, seat, round_index)
+        return Leaf(leaf.value + self.win_bonus * leaf.win, leaf.win) if self.win_bonus else leaf
 
     def policy(self, game: Game, state: State, rng: random.Random) -> Move:
         s = state

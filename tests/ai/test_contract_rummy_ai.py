@@ -100,3 +100,53 @@ def test_goes_down_whenever_it_can():
                 found += 1
             state, _ = GAME.apply(state, ev.policy(GAME, state, rng))
     assert found >= 10
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_goes_down_holding_bought_cards(seed):
+    # issue 15's logs, hand 2 (a run of 4 + a set of 3): after four buys it held 17 cards and could go down
+    # (TS JS 2H KS, AC AS AS), but kept discarding: a hand that is down was valued at all the points it still
+    # held, one that could go down at a small share of them
+    mine = ["AC", "AS", "AS", "5C", "5D", "TS", "JS", "KS", "2H", "8C", "JC", "9D", "7H", "4S", "9S", "3D"]
+    deal = GAME.deal_size(2)
+    pool = GAME.deck(4, GAME.check_options({}, 4))
+    for c in parse_cards([*mine, "QC"]):
+        pool.remove(c)
+    random.Random(seed).shuffle(pool)
+    hands = [mine] + [[CARD_NAMES[c] for c in pool[i * deal:(i + 1) * deal]] for i in range(3)]
+    state = GAME.from_setup(4, {"round": 2, "dealer": 3, "hands": hands, "discard": ["QC"],
+                                "buys": [4, 0, 0, 0]}, seed=seed)
+    state, _ = GAME.apply(state, {"type": "draw"})
+    while state.phase == "buy":  # the others pass on QC
+        state, _ = GAME.apply(state, {"type": "pass"})
+    assert state.to_move == 0 and any(m["type"] == "go_down" for m in GAME.legal_moves(state))
+    d = choose_move(GAME, GAME.observation(state, 0), level=3, seed=seed)
+    assert d.move["type"] == "go_down", d.alternatives[:3]
+
+
+def test_a_stock_draw_is_searched_through_the_turn_and_the_others_turns():
+    """The others' buy decisions inside the seat's turn do not end its orbit: after a root draw from the stock
+    the world goes on through the seat's own discard and the next seat's turn, as after taking the discard
+    (before issue 15's fix, the leaf of a draw was read right after the buy window, the drawn card still in
+    hand, so taking the discard looked better than it was)."""
+    from ai.search import search
+
+    class Recording(type(evaluator_for(GAME))):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.leaves: list[tuple[str, int, int | None, int]] = []
+
+        def leaf(self, game, state, seat):
+            self.leaves.append((state.phase, state.turn, state.to_move, len(state.hands[seat])))
+            return super().leaf(game, state, seat)
+
+    state = GAME.from_setup(4, {"round": 3, "dealer": 3,
+                                "hands": [["6C", "7C", "8C", "2D", "5H", "6H", "7H", "3S", "5S"], *OTHERS],
+                                "discard": ["KD"]}, seed=1)
+    ev = Recording()
+    d = search(GAME, GAME.observation(state, 0), level=2, seed=3, evaluator=ev)
+    assert {a["move"]["type"] for a in d.alternatives} == {"draw", "take_discard"}
+    # no world is read in the seat's own turn with the drawn card still in hand
+    assert not [leaf for leaf in ev.leaves if leaf[:3] == ("play", 0, 0) and leaf[3] > GAME.deal_size(3)]
+    # the worlds go on past the seat's own turn, its hand then no bigger than dealt (smaller once down)
+    after = [size for phase, turn, to_move, size in ev.leaves if turn != 0]
+    assert len(after) >= 8 and max(after) <= GAME.deal_size(3), after
