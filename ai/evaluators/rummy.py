@@ -205,6 +205,7 @@ class RummyEvaluator(Evaluator):
     margin_scale = 12.0
     draw_zone = "stock"  # a draw from the stock is a chance node over every unseen card (ai.search)
     orbit_shift = -1  # no reply of the others: it never helped here, in three sessions (docs/ai-notes.md)
+    feed = 1.0  # the next seat may take the top discard: its estimate is the better of that and a stock draw
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
@@ -233,7 +234,12 @@ class RummyEvaluator(Evaluator):
                 unseen = tuple(sorted([*s.stock, *(c for j, h in enumerate(s.hands) if j != seat for c in h)]))
                 est.append(max(floor, expected_score(key, rules, unseen, i in to_draw, self.meld_bonus)))
             else:
-                est.append(max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus)))
+                e = max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
+                if self.feed and i == s.to_move and s.phase == "draw" and s.discard and i in to_draw:
+                    taken = max(floor, _after_taking(key, s.discard[-1], rules,
+                                                     bool(s.options.get("allow_rediscard"))))
+                    e -= self.feed * max(0.0, e - taken)
+                est.append(e)
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
         margin = sum(others) / len(others) - mine
@@ -346,6 +352,15 @@ class RummyEvaluator(Evaluator):
             text += (f"; keeps {' '.join(CARD_NAMES[c] for c in cards)}, which {plural(outs, 'unseen card')} "
                      f"would complete")
         return text
+
+
+def _after_taking(hand: tuple[Card, ...], top: Card, rules: melds.MeldRules, rediscard: bool) -> float:
+    """The least deadwood of ``hand`` after taking ``top`` from the discard pile and its best discard."""
+    if not is_useful(top, _shape(hand, rules), rules) and sum(1 for c in hand if rules.is_wild(c)) < 2:
+        dw = deadwood(hand, rules)
+        return float(min(dw, min(discard_scores(hand, rules).values()) + rules.values[top]))
+    scores = discard_scores(tuple(sorted((*hand, top))), rules)
+    return float(min((v for c, v in scores.items() if c != top or rediscard), default=99))
 
 
 def _best_partial(dead: tuple[Card, ...], rules: melds.MeldRules, unseen: list[Card]) -> tuple[list[Card], int] | None:
