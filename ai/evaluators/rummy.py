@@ -10,8 +10,13 @@ in no meld; a card that joins a meld counts 1.5 times its gain
 the seat the cards it could draw are all it cannot see (the stock and the
 other hands of the world: the same set in every sampled world, so each of its
 hands is scored once per decision); for the other seats, the world's stock. A
-hand with no turn left (after someone went out, R7) scores its deadwood; a hand
-fully melded now goes out on its next turn (``MELDED_NOT_OUT``, 1 point), and
+hand with no turn left (after someone went out, R7) scores its deadwood. The
+seat to move next may take the top discard instead of drawing (``feed``): its
+estimate is the better of a stock draw and the least deadwood after taking that
+card and its best discard, so a discard that completes a meld of the next
+seat's hand in a sampled world (the cards it took from the pile are in every
+world) costs the seat what it saves that hand. A hand fully melded now goes
+out on its next turn (``MELDED_NOT_OUT``, 1 point), and
 no hand still in play is valued below that, so going out beats every discard.
 The leaf's value is the others' mean expected score minus the seat's; the
 round is won by the lowest expected score. The seat's own root draw from the
