@@ -11,11 +11,13 @@ the seat the cards it could draw are all it cannot see (the stock and the
 other hands of the world: the same set in every sampled world, so each of its
 hands is scored once per decision); for the other seats, the world's stock. A
 hand with no turn left (after someone went out, R7) scores its deadwood. The
-seat to move next may take the top discard instead of drawing (``feed``): its
-estimate is the better of a stock draw and the least deadwood after taking that
-card and its best discard, so a discard that completes a meld of the next
-seat's hand in a sampled world (the cards it took from the pile are in every
-world) costs the seat what it saves that hand. A hand fully melded now goes
+next seat's option of taking the top discard is not counted by default: with
+``feed`` > 0 (a setting for ``bench/ai_ab.py``) its estimate is the better of a
+stock draw and the least deadwood after taking that card and its best discard,
+so a discard that completes a meld of the next seat's hand in a sampled world
+(the cards it took from the pile are in every world) costs the seat what it
+saves that hand; ``feed_known`` counts it only when the card melds with cards
+the next seat is known to hold. A hand fully melded now goes
 out on its next turn (``MELDED_NOT_OUT``, 1 point), and
 no hand still in play is valued below that, so going out beats every discard.
 The leaf's value is the others' mean expected score minus the seat's; the
@@ -210,7 +212,10 @@ class RummyEvaluator(Evaluator):
     margin_scale = 12.0
     draw_zone = "stock"  # a draw from the stock is a chance node over every unseen card (ai.search)
     orbit_shift = -1  # no reply of the others: it never helped here, in three sessions (docs/ai-notes.md)
-    feed = 1.0  # the next seat may take the top discard: its estimate is the better of that and a stock draw
+    # the next seat may take the top discard: with feed f > 0 its estimate moves f of the way from a stock draw
+    # to the better of that and taking the card (off: it cost points against the expert, docs/ai-notes.md)
+    feed = 0.0
+    feed_known = False  # ... only when the top discard melds with cards the next seat is known to hold
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
@@ -240,7 +245,9 @@ class RummyEvaluator(Evaluator):
                 est.append(max(floor, expected_score(key, rules, unseen, i in to_draw, self.meld_bonus)))
             else:
                 e = max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
-                if self.feed and i == s.to_move and s.phase == "draw" and s.discard and i in to_draw:
+                if (self.feed and i == s.to_move and s.phase == "draw" and s.discard and i in to_draw
+                        and (not self.feed_known or is_useful(s.discard[-1], _shape(tuple(sorted(s.known[i])),
+                                                                                     rules), rules))):
                     taken = max(floor, _after_taking(key, s.discard[-1], rules,
                                                      bool(s.options.get("allow_rediscard"))))
                     e -= self.feed * max(0.0, e - taken)

@@ -234,10 +234,11 @@ def test_a_draw_is_explained_as_a_draw_in_the_api_notation(game_id):
 # -- the rummy leaf: the next seat may take the top discard ----------------------------------------------
 
 
-def test_rummy_does_not_feed_a_pair_the_next_seat_took():
-    """The next seat took QH and QS from the discard pile; QC and JD are equally dead in the AI's hand. The leaf
-    values the next seat's draw as the better of the stock and the top discard, so QC (its third queen) costs
-    points that JD does not; with that term off (``feed`` 0) the two discards are worth the same."""
+def test_rummy_feed_setting_does_not_feed_a_pair_the_next_seat_took():
+    """The next seat took QH and QS from the discard pile; QC and JD are equally dead in the AI's hand. With
+    ``feed`` the leaf values the next seat's draw as the better of the stock and the top discard, so QC (its
+    third queen) costs points that JD does not; with that term off (``feed`` 0, the default) the two discards
+    are worth the same."""
     from ai.search import search
     from ai.tournament import tuned_evaluator
 
