@@ -47,7 +47,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import Processes, free_port, request_bytes, service_env, worker_pids  # noqa: E402
+from bench.harness import (  # noqa: E402
+    Processes,
+    free_port,
+    open_connections_by_worker,
+    request_bytes,
+    service_env,
+    worker_pids,
+)
 
 CONNECTIONS = 32
 STORM = 64  # concurrent hint requests of the storm
@@ -186,8 +193,12 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
         finally:
             writer.close()
 
+    async def split() -> list[int]:  # each HTTP worker's share of the connections, mid-phase
+        await asyncio.sleep(duration / 2)
+        return sorted(open_connections_by_worker(shared["pids"][1:], port).values())
+
     started = time.perf_counter()
-    await asyncio.gather(*(worker(i) for i in range(shared["connections"])))
+    *_, connections = await asyncio.gather(*(worker(i) for i in range(shared["connections"])), split())
     elapsed = time.perf_counter() - started
     server_cpu = cpu_seconds(shared["pids"]) - cpu_before
     client_cpu = time.process_time() - client_before
@@ -199,6 +210,7 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
         "redis_cpu_ms_per_request": round(redis_cpu * 1000 / n, 3) if n else None,
         "client_cpu_ms_per_request": round(client_cpu * 1000 / n, 3) if n else None,
         "requests": n,
+        "connections_per_worker": connections,
         "errors": errors,
         "seconds": round(elapsed, 3),
         "rps": round(n / elapsed, 1) if elapsed else 0.0,
@@ -310,6 +322,7 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
             "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
             "requests": sum(r["requests"] for r in runs),
             "errors": sum(r["errors"] for r in runs),
+            "connections_per_worker": [r["connections_per_worker"] for r in runs],
             "rounds": runs,
         }
     floor = out["healthz"]["rps"] or 1.0
@@ -388,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         result = summarize(json.loads(client.stdout))
         result["config"] = {"workers": args.workers, "connections": args.connections, "duration_s": args.duration,
                             "rounds": args.rounds, "cpus": os.cpu_count(), "storm_level": args.storm_level,
-                            "ai_workers": args.ai_workers, "worker_class": args.worker_class or "gevent",
+                            "ai_workers": args.ai_workers, "worker_class": args.worker_class or "the config's",
                             "load_average": os.getloadavg()}
     finally:
         servers.stop()
@@ -400,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{kind:12s} {r['rps']:9.1f} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
                   f"server CPU {r['server_cpu_ms_per_request']:.3f} ms/req "
                   f"(Redis {r['redis_cpu_ms_per_request']:.3f})  client CPU {r['client_cpu_ms_per_request']:.3f}  "
-                  f"errors {r['errors']}")
+                  f"errors {r['errors']}  connections per worker {r['connections_per_worker']}")
         if "storm" in result:
             st = result["storm"]
             print(f"hint storm ({STORM} connections, level {args.storm_level}): answers {st['hints']}; /healthz p99 "

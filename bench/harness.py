@@ -81,6 +81,27 @@ def worker_pids(master: int, count: int, timeout: float = 30) -> list[int]:
         time.sleep(0.1)
 
 
+def open_connections_by_worker(pids: list[int], port: int) -> dict[int, int]:
+    """Established connections to ``port`` held by each of ``pids`` (from /proc: each socket's inode)."""
+    owner: dict[str, int] = {}
+    for pid in pids:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                owner[target[8:-1]] = pid
+    counts = dict.fromkeys(pids, 0)
+    with open("/proc/net/tcp") as f:
+        for line in f.read().splitlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].split(":")[1], 16)
+            if local_port == port and fields[3] == "01" and fields[9] in owner:  # 01: ESTABLISHED
+                counts[owner[fields[9]]] += 1
+    return counts
+
+
 def request_bytes(method: str, path: str, body: bytes | None = None, token: str | None = None) -> bytes:
     """One HTTP/1.1 request as sent on a keep-alive connection (a JSON ``body``, a seat ``token``)."""
     head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(body or b'')}\r\n"

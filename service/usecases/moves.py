@@ -162,7 +162,7 @@ def submit_move(store: MatchStore, ai: AiWork, match: LoadedMatch, seat: int, mo
     a copy of the request that loses the race to the store (409, or an AI refusal meanwhile) reads the answer
     of the copy that won. If Redis does not confirm the save: :class:`StoreTimeoutError` (it may have been
     applied; a retry with the key is safe)."""
-    fp = fingerprint(seat, body)
+    fp = fingerprint(seat, body) if idempotency_key else ""  # only a key's retries compare it
     if idempotency_key:
         first = remembered_answer(store, match.match_id, idempotency_key, fp)
         if first is not None:

@@ -87,10 +87,16 @@ class Gunicorn:
                                       "service.app:create_app()"], env=environ, cwd=ROOT,
                                      stdout=subprocess.DEVNULL, stderr=self.log)
         wait_for_port(self.port, self.proc, self.log_path)
-        deadline = time.monotonic() + 30
-        while http_get(self.port, "/readyz").status != 200:
+        deadline = time.monotonic() + 60
+        while not self._ready():  # the workers import the app after the port opens: slow on a busy machine
             assert time.monotonic() < deadline, self.log_path.read_text()
             time.sleep(0.1)
+
+    def _ready(self) -> bool:
+        try:
+            return http_get(self.port, "/readyz").status == 200
+        except OSError:  # a timeout, or a reset while a worker boots
+            return False
 
     def stop(self) -> int:
         if self.proc.poll() is None:
