@@ -17,7 +17,8 @@ stock draw and the least deadwood after taking that card and its best discard,
 so a discard that completes a meld of the next seat's hand in a sampled world
 (the cards it took from the pile are in every world) costs the seat what it
 saves that hand; ``feed_known`` counts it only when the card melds with cards
-the next seat is known to hold. A hand fully melded now goes
+the next seat is known to hold, ``feed_after_out`` False not after someone went
+out (so a go-out discard is never taxed). A hand fully melded now goes
 out on its next turn (``MELDED_NOT_OUT``, 1 point), and
 no hand still in play is valued below that, so going out beats every discard.
 The leaf's value is the others' mean expected score minus the seat's; the
@@ -216,6 +217,7 @@ class RummyEvaluator(Evaluator):
     # to the better of that and taking the card (off: it cost points against the expert, docs/ai-notes.md)
     feed = 0.0
     feed_known = False  # ... only when the top discard melds with cards the next seat is known to hold
+    feed_after_out = True  # ... also on the last turns after someone went out (False: going out is never taxed)
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
@@ -246,6 +248,7 @@ class RummyEvaluator(Evaluator):
             else:
                 e = max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
                 if (self.feed and i == s.to_move and s.phase == "draw" and s.discard and i in to_draw
+                        and (self.feed_after_out or s.went_out is None)
                         and (not self.feed_known or is_useful(s.discard[-1], _shape(tuple(sorted(s.known[i])),
                                                                                      rules), rules))):
                     taken = max(floor, _after_taking(key, s.discard[-1], rules,
