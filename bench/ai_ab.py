@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-ms", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=0, help="stop each game after this many rounds (0: whole)")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--progress", action="store_true", help="print each finished game to stderr (JSON)")
     args = parser.parse_args(argv)
     # a run started in the background of a script has SIGINT ignored: stopping it early must still report
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -104,18 +105,20 @@ def main(argv: list[str] | None = None) -> int:
         except (KeyError, ValueError) as exc:
             raise SystemExit(str(exc)) from None
     opponent = parse_entrant(args.opponent)
-    tasks: list[GameTask] = []
     names = list(variants)
+    per_variant: list[list[GameTask]] = []
     for name, overrides in variants.items():
         ai = dataclasses.replace(parse_entrant(f"ai:{args.level}", args.time_ms), spec=name,
                                  evaluator=tuple(sorted(overrides.items())))
         lineup = [ai] + [opponent] * (args.players - 1)
-        tasks += schedule(args.game, lineup, max(args.players, args.games), first_seed=args.first_deal,
-                          rounds=args.rounds)
-    # deal by deal across the variants (stable: variants, then seats, in order within a deal), so a run
-    # stopped early (Ctrl-C) compares every variant over about as many deals
-    tasks.sort(key=lambda t: t.seed)
-    tasks = [dataclasses.replace(task, index=i) for i, task in enumerate(tasks)]
+        per_variant.append(schedule(args.game, lineup, max(args.players, args.games), first_seed=args.first_deal,
+                                    rounds=args.rounds))
+    # game by game, every variant's game of a deal and seat next to the others': a run stopped early (Ctrl-C)
+    # still has paired games
+    tasks: list[GameTask] = []
+    for same_game in zip(*per_variant, strict=True):
+        for task in same_game:
+            tasks.append(dataclasses.replace(task, index=len(tasks)))
     variant_of = {t.index: t.entrants[0].spec for t in tasks}
     lineups = {t.entrants[0].spec: list(t.entrants) for t in tasks}
     start = time.perf_counter()
@@ -123,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for r in play_all(tasks, workers=args.workers):
             results[variant_of[r.index]].append(r)
+            if args.progress:  # a stopped run still leaves its finished games on stderr
+                print(json.dumps({"variant": variant_of[r.index], "deal": r.seed, "shift": r.shift,
+                                  "totals": r.totals, "winners": r.winners, "seating": r.seating}),
+                      file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         print("stopped: the report counts the games finished", file=sys.stderr)
     first = names[0]
@@ -130,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"game": args.game, "players": args.players, "opponent": args.opponent,
                            "level": args.level, "rounds": args.rounds or "whole game", "variants": {}}
     for name in names:
+        if not results[name]:
+            continue
         entry = summarize(results[name], lineups[name], lower)
         if name != first:
             entry["versus_" + first] = paired(results, first, name, lower)

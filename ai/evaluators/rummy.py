@@ -10,8 +10,16 @@ in no meld; a card that joins a meld counts 1.5 times its gain
 the seat the cards it could draw are all it cannot see (the stock and the
 other hands of the world: the same set in every sampled world, so each of its
 hands is scored once per decision); for the other seats, the world's stock. A
-hand with no turn left (after someone went out, R7) scores its deadwood; a hand
-fully melded now goes out on its next turn (``MELDED_NOT_OUT``, 1 point), and
+hand with no turn left (after someone went out, R7) scores its deadwood. The
+next seat's option of taking the top discard is not counted by default: with
+``feed`` > 0 (a setting for ``bench/ai_ab.py``) its estimate is the better of a
+stock draw and the least deadwood after taking that card and its best discard,
+so a discard that completes a meld of the next seat's hand in a sampled world
+(the cards it took from the pile are in every world) costs the seat what it
+saves that hand; ``feed_known`` counts it only when the card melds with cards
+the next seat is known to hold, ``feed_after_out`` False not after someone went
+out (so a go-out discard is never taxed). A hand fully melded now goes
+out on its next turn (``MELDED_NOT_OUT``, 1 point), and
 no hand still in play is valued below that, so going out beats every discard.
 The leaf's value is the others' mean expected score minus the seat's; the
 round is won by the lowest expected score. The seat's own root draw from the
@@ -205,6 +213,11 @@ class RummyEvaluator(Evaluator):
     margin_scale = 12.0
     draw_zone = "stock"  # a draw from the stock is a chance node over every unseen card (ai.search)
     orbit_shift = -1  # no reply of the others: it never helped here, in three sessions (docs/ai-notes.md)
+    # the next seat may take the top discard: with feed f > 0 its estimate moves f of the way from a stock draw
+    # to the better of that and taking the card (off: it cost points against the expert, docs/ai-notes.md)
+    feed = 0.0
+    feed_known = False  # ... only when the top discard melds with cards the next seat is known to hold
+    feed_after_out = True  # ... also on the last turns after someone went out (False: going out is never taxed)
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
@@ -233,7 +246,15 @@ class RummyEvaluator(Evaluator):
                 unseen = tuple(sorted([*s.stock, *(c for j, h in enumerate(s.hands) if j != seat for c in h)]))
                 est.append(max(floor, expected_score(key, rules, unseen, i in to_draw, self.meld_bonus)))
             else:
-                est.append(max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus)))
+                e = max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
+                if (self.feed and i == s.to_move and s.phase == "draw" and s.discard and i in to_draw
+                        and (self.feed_after_out or s.went_out is None)
+                        and (not self.feed_known or is_useful(s.discard[-1], _shape(tuple(sorted(s.known[i])),
+                                                                                     rules), rules))):
+                    taken = max(floor, _after_taking(key, s.discard[-1], rules,
+                                                     bool(s.options.get("allow_rediscard"))))
+                    e -= self.feed * max(0.0, e - taken)
+                est.append(e)
         mine = est[seat]
         others = [e for i, e in enumerate(est) if i != seat]
         margin = sum(others) / len(others) - mine
@@ -346,6 +367,15 @@ class RummyEvaluator(Evaluator):
             text += (f"; keeps {' '.join(CARD_NAMES[c] for c in cards)}, which {plural(outs, 'unseen card')} "
                      f"would complete")
         return text
+
+
+def _after_taking(hand: tuple[Card, ...], top: Card, rules: melds.MeldRules, rediscard: bool) -> float:
+    """The least deadwood of ``hand`` after taking ``top`` from the discard pile and its best discard."""
+    if not is_useful(top, _shape(hand, rules), rules) and sum(1 for c in hand if rules.is_wild(c)) < 2:
+        dw = deadwood(hand, rules)
+        return float(min(dw, min(discard_scores(hand, rules).values()) + rules.values[top]))
+    scores = discard_scores(tuple(sorted((*hand, top))), rules)
+    return float(min((v for c, v in scores.items() if c != top or rediscard), default=99))
 
 
 def _best_partial(dead: tuple[Card, ...], rules: melds.MeldRules, unseen: list[Card]) -> tuple[list[Card], int] | None:

@@ -229,3 +229,35 @@ def test_a_draw_is_explained_as_a_draw_in_the_api_notation(game_id):
                 # why the stock and not the discard: both sides of the choice are named
                 assert "stock" in d.explanation and "discard pile" in d.explanation, d.explanation
     assert draws >= 3
+
+
+# -- the rummy leaf: the next seat may take the top discard ----------------------------------------------
+
+
+def test_rummy_feed_setting_does_not_feed_a_pair_the_next_seat_took():
+    """The next seat took QH and QS from the discard pile; QC and JD are equally dead in the AI's hand. With
+    ``feed`` the leaf values the next seat's draw as the better of the stock and the top discard, so QC (its
+    third queen) costs points that JD does not; with that term off (``feed`` 0, the default) the two discards
+    are worth the same."""
+    from ai.search import search
+    from ai.tournament import tuned_evaluator
+
+    game = get_game("three-thirteen")
+    state = game.from_setup(2, {"round": 4, "dealer": 0,
+                                "hands": [["QS", "QC", "JD", "2H", "3H", "4H"], ["2C", "4D", "9S", "TD", "KH", "AS"]],
+                                "stock": ["7C", "8C"], "discard": ["QH"]}, seed=1)
+    for move in ({"type": "draw", "source": "discard"}, {"type": "discard", "card": "2C"},
+                 {"type": "draw", "source": "stock"}, {"type": "discard", "card": "QS"},
+                 {"type": "draw", "source": "discard"}, {"type": "discard", "card": "4D"},
+                 {"type": "draw", "source": "stock"}):
+        state = game.apply(state, move)[0]
+    view = game.observation(state, 0)
+    assert sorted(view["known"][1]) == ["QH", "QS"] and {"QC", "JD"} <= set(view["hand"])
+    values = {}
+    for feed in (1.0, 0.0):
+        d = search(game, view, level=3, seed=1, evaluator=tuned_evaluator(game, {"feed": feed}))
+        values[feed] = {a["move"]["card"]: a["value"] for a in d.alternatives}
+        if feed:
+            assert d.move == {"type": "discard", "card": "JD"}, d.alternatives[:3]
+    assert values[0.0]["QC"] == pytest.approx(values[0.0]["JD"])
+    assert values[1.0]["QC"] < values[1.0]["JD"] - 5
