@@ -401,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         result = summarize(json.loads(client.stdout))
         result["config"] = {"workers": args.workers, "connections": args.connections, "duration_s": args.duration,
                             "rounds": args.rounds, "cpus": os.cpu_count(), "storm_level": args.storm_level,
-                            "ai_workers": args.ai_workers, "worker_class": args.worker_class or "the config's",
+                            "ai_workers": args.ai_workers, "worker_class": args.worker_class or "gevent",
                             "load_average": os.getloadavg()}
     finally:
         servers.stop()

@@ -2,11 +2,9 @@
 
 No AI search runs in these processes (AI jobs go to the AI workers, :mod:`service.aitier.worker`): every
 request is short, or waits on Redis (a long poll, an event stream, a hint awaiting its job). So each worker is
-gunicorn's ``gevent`` worker: a greenlet per connection, cheap enough that an open event stream or a long poll
-pins nothing scarce (up to ``worker_connections`` per worker), where a thread per request would (``gthread``:
-``CARDTABLE_THREADS`` streams would stall a worker). One addition (:mod:`service.http_worker`): the workers keep
-a shared ledger of their open connections, so that none takes more than its share of the kept-alive ones.
-``bench/api_load.py`` measures the worker classes against each other (``--worker-class``).
+gunicorn's stock ``gevent`` worker: a greenlet per connection, cheap enough that an open event stream or a
+long poll pins nothing scarce (up to ``worker_connections`` per worker), where a thread per request would
+(``gthread``: ``CARDTABLE_THREADS`` streams would stall a worker). ``bench/api_load.py`` measures both.
 
 **A header-read deadline of its own.** gunicorn's async workers read each request's line and headers under a
 deadline of ``keepalive`` seconds, for the whole head, not between bytes (a client that sends a header line
@@ -14,8 +12,7 @@ every second is cut off all the same), and a kept-alive connection that sends no
 ``CARDTABLE_HEADER_TIMEOUT`` (default 5 s). The reference deployment also sits behind nginx (``deploy/``).
 
 Environment: ``CARDTABLE_BIND``, ``CARDTABLE_WORKERS`` (default: one per core), ``CARDTABLE_WORKER_CLASS``
-(``service.http_worker.BalancedGeventWorker``; the stock ``gevent``, or ``gthread`` with ``CARDTABLE_THREADS``,
-also work), ``CARDTABLE_CONNECTIONS`` (per worker),
+(``gevent``; ``gthread`` with ``CARDTABLE_THREADS`` also works), ``CARDTABLE_CONNECTIONS`` (per worker),
 ``CARDTABLE_HEADER_TIMEOUT``, ``CARDTABLE_TIMEOUT``, ``CARDTABLE_MAX_REQUESTS``, ``CARDTABLE_CONTROL_SOCKET``.
 
 Metrics: with several workers, prometheus-client runs in multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``,
@@ -34,7 +31,7 @@ from gunicorn.glogging import Logger
 
 bind = os.environ.get("CARDTABLE_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("CARDTABLE_WORKERS", "0")) or multiprocessing.cpu_count()
-worker_class = os.environ.get("CARDTABLE_WORKER_CLASS", "service.http_worker.BalancedGeventWorker")
+worker_class = os.environ.get("CARDTABLE_WORKER_CLASS", "gevent")
 threads = int(os.environ.get("CARDTABLE_THREADS", "4"))  # gthread only
 worker_connections = int(os.environ.get("CARDTABLE_CONNECTIONS", "1000"))  # open connections per worker
 keepalive = int(os.environ.get("CARDTABLE_HEADER_TIMEOUT", "5"))  # the deadline for a request's head (see above)
