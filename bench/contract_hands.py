@@ -37,16 +37,22 @@ from engine.registry import get_game
 Task = tuple[str, dict[str, Any], int, int, int, str]
 
 
-def play(task: Task) -> dict[str, Any]:
-    variant, overrides, deal, round_no, ai_seat, opponent = task
-    game = get_game("contract-rummy")
+def deal_hand(game: Any, deal: int, round_no: int, label: str, seed: int) -> Any:
+    """Hand ``round_no`` of a 4-player match dealt alone: the deck shuffled by ``label``/deal/hand, the
+    dealer ``deal % 4``, one card face up; the state's own randomness from ``seed``."""
     deck = list(game.deck(4, game.check_options({}, 4)))
-    random.Random(f"contract-hands/{deal}/{round_no}").shuffle(deck)
+    random.Random(f"{label}/{deal}/{round_no}").shuffle(deck)
     k = game.deal_size(round_no)
     hands = [[CARD_NAMES[c] for c in deck[i * k:(i + 1) * k]] for i in range(4)]
     rest = [CARD_NAMES[c] for c in deck[4 * k:]]
-    state = game.from_setup(4, {"round": round_no, "dealer": deal % 4, "hands": hands, "discard": [rest[0]],
-                                "stock": rest[1:]}, seed=7919 * deal + round_no)
+    return game.from_setup(4, {"round": round_no, "dealer": deal % 4, "hands": hands, "discard": [rest[0]],
+                               "stock": rest[1:]}, seed=seed)
+
+
+def play(task: Task) -> dict[str, Any]:
+    variant, overrides, deal, round_no, ai_seat, opponent = task
+    game = get_game("contract-rummy")
+    state = deal_hand(game, deal, round_no, "contract-hands", 7919 * deal + round_no)
     evaluator = tuned_evaluator(game, overrides)
     knobs: dict[str, Any] = {"evaluator": evaluator} if evaluator is not None else {}
     players = [baselines.player(opponent, game) for _ in range(4)]

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ai import baselines
 from ai.evaluators.contract_rummy import _layable, effective_missing
-from engine.cards import CARD_NAMES
+from bench.contract_hands import deal_hand
 from engine.games import contract_rummy as cr
 from engine.registry import get_game
 
@@ -42,13 +42,7 @@ MIN_CELL = 30
 def play_hand(deal: int, round_no: int) -> list[tuple[str, int, int, float, int]]:
     """One hand of four experts: (table, row, column, x, end score) for every seat at every draw."""
     game = get_game("contract-rummy")
-    deck = list(game.deck(4, game.check_options({}, 4)))
-    random.Random(f"leaf-fit/{deal}/{round_no}").shuffle(deck)
-    k = game.deal_size(round_no)
-    hands = [[CARD_NAMES[c] for c in deck[i * k:(i + 1) * k]] for i in range(4)]
-    rest = [CARD_NAMES[c] for c in deck[4 * k:]]
-    state = game.from_setup(4, {"round": round_no, "dealer": deal % 4, "hands": hands, "discard": [rest[0]],
-                                "stock": rest[1:]}, seed=deal)
+    state = deal_hand(game, deal, round_no, "leaf-fit", deal)
     assert isinstance(state, cr.ContractRummyState)
     players = [baselines.player("expert", game) for _ in range(4)]
     rngs = [random.Random(f"leaf-fit/{deal}/{round_no}/{s}") for s in range(4)]
