@@ -192,7 +192,10 @@ class RemoteMatch(Prompting):
 
     def next_events(self, view: dict[str, Any]) -> None:
         """Wait for the stream's next entries and tell what happened."""
-        entries = [self.stream.events.get()]
+        while True:  # in short waits, so that Ctrl-C is handled at once
+            with contextlib.suppress(queue.Empty):
+                entries = [self.stream.events.get(timeout=0.5)]
+                break
         while not self.stream.events.empty():
             entries.append(self.stream.events.get_nowait())
         for version, entry in entries:

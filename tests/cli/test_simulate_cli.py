@@ -136,15 +136,17 @@ def test_workers_play_the_same_games_in_parallel() -> None:
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_prints_the_table_of_the_games_played_without_a_traceback(workers: str) -> None:
-    child = spawn("three-thirteen", "--games", "60", "--seats", "expert,greedy", "--workers", workers)
+    # far more games than are played before the interrupt lands, however busy the machine: a short run
+    # could finish between the first game's line and the Ctrl-C
+    child = spawn("three-thirteen", "--games", "2000", "--seats", "expert,greedy", "--workers", workers)
     child.logfile_read = screen = io.StringIO()
     try:
-        child.expect(r"1/60 games", timeout=300)
+        child.expect(r"\b1/2000 games", timeout=300)
         child.sendintr()
-        child.expect(r"stopped after (\d+) of 60 games: the table counts those")
+        child.expect(r"stopped after (\d+) of 2000 games: the table counts those")
         done = int(child.match.group(1))
-        assert 1 <= done < 60
-        child.expect(rf"three-thirteen: {done} games of 60 \(stopped\)")
+        assert 1 <= done < 2000
+        child.expect(rf"three-thirteen: {done} games of 2000 \(stopped\)")
         child.expect(r" 1  expert ")
         child.expect(r" 2  greedy ")
         child.expect(pexpect.EOF)
