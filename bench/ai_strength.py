@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--progress", action="store_true", help="print each finished game to stderr (JSON)")
     parser.add_argument("--option", action="append", default=[], help="game option NAME=VALUE (JSON value)")
     args = parser.parse_args(argv)
+    # a run started in the background of a script has SIGINT ignored: stopping it early must still report
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.smoke:
         args.rounds, args.time_ms = 2, args.time_ms or 20
     options = {}

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +23,11 @@ import pytest
 from cli.play import TerminalMatch, parse_options
 from cli.textview import Style, renderer_for, wants_color
 from engine.registry import get_game
+from tests.cli.terminal import cardtable_command, spawn_cardtable
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPT = r"Your move \[1(?:-(\d+))?, h hint, q quit\]> "
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def cardtable_command() -> list[str]:
-    script = Path(sys.executable).parent / "cardtable"
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "cli.main"]
 
 
 def spawn(*args: str, color: bool = False) -> pexpect.spawn:
@@ -42,9 +35,7 @@ def spawn(*args: str, color: bool = False) -> pexpect.spawn:
     env.update({"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "50", "PYTHONIOENCODING": "utf-8"})
     if not color:
         env["NO_COLOR"] = "1"
-    command = [*cardtable_command(), "play", *args]
-    child = pexpect.spawn(command[0], command[1:], cwd=str(ROOT), env=env, encoding="utf-8", timeout=60,
-                          dimensions=(50, 120))
+    child = spawn_cardtable(["play", *args], cwd=str(ROOT), env=env, timeout=60, dimensions=(50, 120))
     return child
 
 

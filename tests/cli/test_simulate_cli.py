@@ -7,33 +7,27 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pexpect
 import pytest
 
 from ai.tournament import wilson_interval
+from tests.cli.terminal import cardtable_command, spawn_cardtable
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = ["-o", "max_turns_per_round=10"]
 
 
-def command() -> list[str]:
-    script = Path(sys.executable).parent / "cardtable"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "cli.main"]
-
-
 def cardtable(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*command(), "simulate", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run([*cardtable_command(), "simulate", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
 
 
 def spawn(*args: str, cwd: Path = ROOT) -> pexpect.spawn:
     """``cardtable simulate`` on a pseudo-terminal, as a person runs it (the progress line is rewritten)."""
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "50", "PYTHONIOENCODING": "utf-8"}
-    cmd = [*command(), "simulate", *args]
-    return pexpect.spawn(cmd[0], cmd[1:], cwd=str(cwd), env=env, encoding="utf-8", timeout=120,
-                         dimensions=(50, 160))
+    return spawn_cardtable(["simulate", *args], cwd=str(cwd), env=env, timeout=120, dimensions=(50, 160))
 
 
 def test_wilson_interval_known_values() -> None:
@@ -159,7 +153,7 @@ def test_ctrl_c_prints_the_table_of_the_games_played_without_a_traceback(workers
 @pytest.mark.parametrize("sub", ["simulate", "play"])
 def test_help_is_plain_text(sub: str) -> None:
     # issue 18 item 13: no raw ``double backticks`` or :mod: roles in the command's help
-    result = subprocess.run([*command(), sub, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([*cardtable_command(), sub, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert "``" not in result.stdout and ":mod:" not in result.stdout
     if sub == "simulate":
