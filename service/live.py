@@ -197,8 +197,9 @@ class Notifier:
                     idle_since = time.monotonic()
                 elif time.monotonic() - idle_since > LINGER_SECONDS and self._end_if_idle():
                     return
-            except (redis.RedisError, OSError, AttributeError, TypeError) as exc:
-                # AttributeError, TypeError: redis-py's pubsub after its connection was closed under it
+            except (redis.RedisError, OSError, AttributeError, TypeError, ValueError) as exc:
+                # AttributeError, TypeError, ValueError ("I/O operation on closed file"): redis-py's pubsub
+                # after its connection was closed under it
                 if self._stopped:
                     break
                 with self._lock:
