@@ -240,12 +240,13 @@ def test_a_clients_budget_holds_whatever_tokens_it_makes_up(redis_server: RedisS
 
 
 def test_a_full_queue_answers_ai_busy_and_queues_nothing_more() -> None:
-    """The queue admits AI-seconds, not requests: a storm of level-4 hints (about 1 AI-second each) on a queue
-    of 2 AI-seconds gets 503 ai_busy with Retry-After, at once, for all but a few."""
+    """The queue admits AI-seconds, not requests: a storm of level-4 hints (estimated at 0.5 AI-second each) on
+    a queue of 1 AI-second gets 503 ai_busy with Retry-After, at once, for all but a few (the two admitted at
+    first, and those admitted as jobs finish while the storm starts)."""
     server = RedisServer().start()
     workers = local_ai_workers(server.url)
     try:
-        app = make_app(server.url, ai_queue_seconds_per_worker=2.0)
+        app = make_app(server.url, ai_queue_seconds_per_worker=1.0)
         m = create(app.test_client(), TT, 2, seed=5)
         token = m["seats"][m["view"]["to_move"]]["token"]
         results: list[tuple[int, Any, float]] = []
@@ -265,7 +266,7 @@ def test_a_full_queue_answers_ai_busy_and_queues_nothing_more() -> None:
             t.join(120)
         statuses = sorted(status for status, _, _ in results)
         busy = [(r, took) for status, r, took in results if status == 503]
-        assert statuses.count(200) >= 1 and len(busy) >= 8, statuses
+        assert statuses.count(200) >= 1 and len(busy) >= 6, statuses
         for r, took in busy:
             assert r.get_json()["code"] == "ai_busy" and int(r.headers["Retry-After"]) >= 1
             assert took < 5  # refused at once, not after waiting in line
