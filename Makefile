@@ -55,13 +55,23 @@ test: lint browser nginx
 screenshot: install browser
 	CARDTABLE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/service/test_browser.py tests/service/test_browser_friends.py
 
+# Each benchmark's smoke run is bounded: past SMOKE_LIMIT seconds it gets SIGABRT, so Python's faulthandler prints
+# where every thread was (the process group timeout made, the servers the benchmark started included, goes with it),
+# and the run fails with that instead of silently eating CI's time.
+SMOKE_LIMIT ?= 900
+define smoke
+	@ulimit -c 0; start=$$(date +%s); echo "$(BIN)/python bench/$(1) --smoke --json"; \
+	PYTHONFAULTHANDLER=1 timeout -s ABRT -k 30 $(SMOKE_LIMIT) $(BIN)/python bench/$(1) --smoke --json; rc=$$?; \
+	echo "bench-smoke: bench/$(firstword $(1)) exit $$rc after $$(( $$(date +%s) - start )) s" >&2; exit $$rc
+endef
+
 bench-smoke: install
-	$(BIN)/python bench/solver.py --smoke --json
-	$(BIN)/python bench/playouts.py --smoke --json
-	$(BIN)/python bench/api_load.py --smoke --json
-	$(BIN)/python bench/ai_tier.py --smoke --json
-	$(BIN)/python bench/abuse.py --smoke --json
-	$(BIN)/python bench/ai_speed.py --smoke --json
-	$(BIN)/python bench/ai_memory.py --smoke --json
-	$(BIN)/python bench/ai_strength.py --smoke --json
-	$(BIN)/python bench/ai_ab.py --smoke --json --variants base meld_bonus=0
+	$(call smoke,solver.py)
+	$(call smoke,playouts.py)
+	$(call smoke,api_load.py)
+	$(call smoke,ai_tier.py)
+	$(call smoke,abuse.py)
+	$(call smoke,ai_speed.py)
+	$(call smoke,ai_memory.py)
+	$(call smoke,ai_strength.py)
+	$(call smoke,ai_ab.py --variants base meld_bonus=0)

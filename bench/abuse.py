@@ -74,6 +74,13 @@ class Stack:
         self.tmp = self.servers.tmp
         self.port = free_port()
         self.nginx_port: int | None = None
+        try:
+            self._start(workers)
+        except BaseException:
+            self.servers.stop()  # what did start
+            raise
+
+    def _start(self, workers: int) -> None:
         env = service_env(self.servers.redis(), CARDTABLE_WORKERS=str(workers), PROMETHEUS_MULTIPROC_DIR=str(self.tmp),
                           LOG_LEVEL="error", REQUEST_LOG="false", TRUST_PROXY_HOPS="1")
         self.servers.ai_workers(os.cpu_count() or 1, env)  # as `cardtable serve` starts them
@@ -90,6 +97,7 @@ class Stack:
             wait_port(self.nginx_port, nginx)
 
     def stop(self) -> None:
+        print("abuse: stopping the servers", file=sys.stderr, flush=True)
         self.servers.stop()
 
 
@@ -347,17 +355,24 @@ async def run_all(stack: Stack, smoke: bool) -> dict[str, Any]:
         if time.monotonic() > deadline:
             raise RuntimeError("the service did not become ready")
         await asyncio.sleep(0.1)
-    out: dict[str, Any] = {"baseline": await with_probe(port, idle(1.0 if smoke else 3.0))}
-    out["bad_inputs"] = await with_probe(port, fire(port, bad_requests(n_bad, 17), 8, 30))
-    out["amplification"] = await with_probe(port, fire(port, amplification_requests(n_amp), 4, 30))
-    out["slow_clients_direct"] = await with_probe(port, slow_clients(port, n_slow, slow_s))
+    started = time.monotonic()
+
+    async def phase(name: str, probed_port: int, work: Any) -> None:
+        print(f"abuse: {name} from +{time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+        out[name] = await with_probe(probed_port, work)
+
+    out: dict[str, Any] = {}
+    await phase("baseline", port, idle(1.0 if smoke else 3.0))
+    await phase("bad_inputs", port, fire(port, bad_requests(n_bad, 17), 8, 30))
+    await phase("amplification", port, fire(port, amplification_requests(n_amp), 4, 30))
+    await phase("slow_clients_direct", port, slow_clients(port, n_slow, slow_s))
     if stack.nginx_port is not None:
-        out["slow_clients_nginx"] = await with_probe(stack.nginx_port, slow_clients(stack.nginx_port, n_slow,
-                                                                                    slow_s))
+        await phase("slow_clients_nginx", stack.nginx_port, slow_clients(stack.nginx_port, n_slow, slow_s))
     else:
         out["slow_clients_nginx"] = "not run: nginx is not installed"
     await asyncio.sleep(2.0)  # the direct slow sockets are gone; let the workers settle
-    out["hint_storm"] = await with_probe(port, hint_storm(port, storm, storm_s))
+    await phase("hint_storm", port, hint_storm(port, storm, storm_s))
+    print(f"abuse: done at +{time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
     return out
 
 
