@@ -92,6 +92,9 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
     state_class = RummyRoundsState
     move_fields = MOVE_FIELDS
     rounds = 11
+    #: the rule numbers its errors cite (RULES.md §2, listed at the end of the players' rules); Threezies numbers
+    #: the same rules its own way
+    rule_deal, rule_turn, rule_go_out, rule_last_turn = "R2", "R3", "R6", "R7"
 
     def __init__(self) -> None:
         self._rules_cache: dict[tuple[str, int], melds.MeldRules] = {}
@@ -153,7 +156,7 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
         for seat, hand in enumerate(s.hands):
             want = n + 1 if (seat == s.to_move and s.phase == DISCARD) else n
             if len(hand) != want:
-                return f"hand {seat} holds {len(hand)} cards; round {s.round} wants {want} (R2)"
+                return f"hand {seat} holds {len(hand)} cards; round {s.round} wants {want} ({self.rule_deal})"
         if s.went_out is not None and not 0 < s.last_turns < s.num_players:
             return "last_turns is out of range"
         return None
@@ -191,7 +194,8 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
         hands, stock_top_first, discard = read_piles(setup, s.num_players)
         for seat, hand in enumerate(hands):
             if len(hand) != n:
-                raise InvalidSetupError(f"round {s.round} deals {n} cards (R2), but hand {seat} has {len(hand)}")
+                raise InvalidSetupError(
+                    f"round {s.round} deals {n} cards ({self.rule_deal}), but hand {seat} has {len(hand)}")
         left = cards_left_out(self.deck(s.num_players, s.options),
                               [c for h in hands for c in h] + (stock_top_first or []) + (discard or []))
         chance_rng(s).shuffle(left)
@@ -248,7 +252,7 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
             if source not in ("stock", "discard"):
                 raise InvalidMoveError('a draw needs "source": "stock" or "discard"')
             if s.phase != DRAW:
-                raise IllegalMoveError("you have already drawn this turn: discard a card (R3)")
+                raise IllegalMoveError(f"you have already drawn this turn: discard a card ({self.rule_turn})")
             if source == "discard" and not s.discard:
                 raise IllegalMoveError("the discard pile is empty: draw from the stock (C2)")
             return ("draw", source)
@@ -258,7 +262,7 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
             card = parse_card(move["card"])
             if s.phase != DISCARD:
                 raise IllegalMoveError("draw first: a turn is a draw from the stock or the discard pile, "
-                                       "then a discard (R3)")
+                                       f"then a discard ({self.rule_turn})")
             hand = s.hands[seat]
             if card not in hand:
                 raise IllegalMoveError(f"{CARD_NAMES[card]} is not in your hand")
@@ -270,7 +274,8 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
             if kind == "go_out":
                 if s.went_out is not None:
                     raise IllegalMoveError(
-                        f"seat {s.went_out} has already gone out: this is your last turn, just discard (R7)"
+                        f"seat {s.went_out} has already gone out: this is your last turn, just discard "
+                        f"({self.rule_last_turn})"
                     )
                 rest = list(hand)
                 rest.remove(card)
@@ -279,7 +284,8 @@ class ThreeThirteen(RummyRounds[RummyRoundsState]):
                     left = melds.best_arrangement(rest, rules)
                     raise IllegalMoveError(
                         f"cannot go out discarding {CARD_NAMES[card]}: "
-                        f"{' '.join(CARD_NAMES[c] for c in left.deadwood)} would be in no set or run (R6)"
+                        f"{' '.join(CARD_NAMES[c] for c in left.deadwood)} would be in no set or run "
+                        f"({self.rule_go_out})"
                     )
             return (kind, card)
         raise InvalidMoveError(f"unknown move type {kind!r}; {self.info.name} moves are draw, discard, go_out")

@@ -41,6 +41,7 @@ class Threezies(ThreeThirteen):
     )
     state_class = RummyRoundsState
     rounds = 8
+    rule_deal, rule_turn, rule_go_out, rule_last_turn = "R1", "R3", "R3", "R3"  # RULES.md §3
 
     def num_decks(self, num_players: int, options: Mapping[str, Any]) -> int:
         return 1
