@@ -356,12 +356,12 @@ async def run_all(stack: Stack, smoke: bool) -> dict[str, Any]:
             raise RuntimeError("the service did not become ready")
         await asyncio.sleep(0.1)
     started = time.monotonic()
+    out: dict[str, Any] = {}
 
     async def phase(name: str, probed_port: int, work: Any) -> None:
         print(f"abuse: {name} from +{time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
         out[name] = await with_probe(probed_port, work)
 
-    out: dict[str, Any] = {}
     await phase("baseline", port, idle(1.0 if smoke else 3.0))
     await phase("bad_inputs", port, fire(port, bad_requests(n_bad, 17), 8, 30))
     await phase("amplification", port, fire(port, amplification_requests(n_amp), 4, 30))

@@ -2,8 +2,9 @@
 rules page for players, in its "Rule numbers" list (``engine/rules/<game>.md``, served at ``/rules/<game>``).
 
 The errors are collected by refusing moves in random games: at each position, moves listed earlier in the game
-(a draw when a discard is due, a lead when an answer is, ...) and each with every card of the hand in place of its
-own, so that every kind of refusal a client can meet is reached.
+(a draw when a discard is due, a lead when an answer is, ...), a card of the hand under every move type that names
+one card, and cards of the hand in place of a move's cards, so that every kind of refusal a client can meet is
+reached.
 """
 
 from __future__ import annotations
@@ -45,12 +46,13 @@ def refusals(game: Game, num_players: int, seed: int, per_position: int = 8, pli
         seat = state.to_move
         seen.extend(rng.sample(legal, min(len(legal), 4)))
         hand = game.observation(state, seat).get("hand", [])
+        one_card_types = {m["type"]: m for m in seen if "card" in m}.values()
         tries: list[dict[str, Any]] = []
         for move in rng.sample(seen, min(len(seen), per_position)):
             tries.append(move)
             if "card" in move and hand:
                 card = rng.choice(hand)
-                tries.extend(dict(other, card=card) for other in {m["type"]: m for m in seen if "card" in m}.values())
+                tries.extend(dict(other, card=card) for other in one_card_types)
             if "cards" in move and hand:
                 tries.append(dict(move, cards=rng.sample(hand, min(len(hand), len(move["cards"])))))
         for move in tries:
