@@ -130,9 +130,10 @@ class Probe:
         self.times: list[float] = []
         self.failures = 0
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def _run(self) -> None:
-        while True:
+        while not self._stopping:
             started = time.perf_counter()
             status, _ = await exchange(self.port, request_bytes("GET", "/healthz"), PROBE_TIMEOUT)
             if status == 200:
@@ -146,6 +147,10 @@ class Probe:
 
     async def stop(self) -> dict[str, Any]:
         assert self._task is not None
+        # The flag ends the loop; the cancel only cuts short a probe in flight. A cancel alone is not enough: on
+        # Python 3.11 asyncio.wait_for drops a cancel that arrives as its answer does, and the probe then ran on
+        # forever (seen: the smoke run hung in a phase's end, its probe still reading /healthz every 50 ms).
+        self._stopping = True
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
