@@ -66,16 +66,53 @@ MOVES_PER_SECOND = 75  # moves planned per match and second of the moves phases 
 
 async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> tuple[int, bytes]:
     """Send one request, read its answer: (status, body)."""
+    status, body, _ = await exchange(reader, writer, request)
+    return status, body
+
+
+async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                   request: bytes) -> tuple[int, bytes, bool]:
+    """Send one request, read its answer: (status, body, whether the server closes the connection after it)."""
     writer.write(request)
     raw = await reader.readuntil(b"\r\n\r\n")
     lines = raw.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
     length = 0
+    closes = False
     for line in lines[1:]:
-        if line[:15].lower() == "content-length:":
+        name = line[:15].lower()
+        if name == "content-length:":
             length = int(line[15:])
+        elif name[:11] == "connection:":
+            closes = line[11:].strip().lower() == "close"
     data = await reader.readexactly(length) if length else b""
-    return status, data
+    return status, data, closes
+
+
+class Client:
+    """One kept-alive connection, opened again when the server answers with ``Connection: close`` (as an HTTP
+    library would): a server may close a connection to move it to another worker."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reopened = 0
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def send(self, request: bytes) -> int:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        status, _, closes = await exchange(self.reader, self.writer, request)
+        if closes:
+            self.close()
+            self.reopened += 1
+        return status
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.reader = self.writer = None
 
 
 async def send_with_head(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -160,24 +197,25 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
     client_before = time.process_time()
     cpu_before = cpu_seconds(shared["pids"])
     redis_before = cpu_seconds(shared["pids"][:1])
-    errors = 0
+    errors = reopened = 0
     stop_at = time.perf_counter() + duration
 
     async def worker(i: int) -> None:
-        nonlocal errors
-        reader, writer = await asyncio.open_connection(host, port)
+        nonlocal errors, reopened
+        client = Client(host, port)
         matches: list[Match] = shared["matches"][i] if kind == "moves" else []
         at = 0
         try:
             healthz = request_bytes("GET", "/healthz")
             legal = request_bytes("GET", f"/v1/matches/{shared['lm_id']}/legal-moves", token=shared["lm_token"])
+            await client.send(healthz)  # open the connection before the clock starts
             while time.perf_counter() < stop_at and len(latencies) < max_requests:
                 if kind == "healthz":
                     t0 = time.perf_counter()
-                    status, _ = await send(reader, writer, healthz)
+                    status = await client.send(healthz)
                 elif kind == "legal_moves":
                     t0 = time.perf_counter()
-                    status, _ = await send(reader, writer, legal)
+                    status = await client.send(legal)
                 else:
                     live = [m for m in matches if not m.over]
                     if not live:
@@ -185,13 +223,14 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
                     match = live[at % len(live)]
                     at += 1
                     t0 = time.perf_counter()
-                    status, _ = await send(reader, writer, match.next_request())
+                    status = await client.send(match.next_request())
                     match.at = match.at + 1 if status == 200 else len(match.requests)
                 latencies.append(time.perf_counter() - t0)
                 if status >= 300:
                     errors += 1
         finally:
-            writer.close()
+            reopened += client.reopened
+            client.close()
 
     async def split() -> list[int]:  # each HTTP worker's share of the connections, mid-phase
         await asyncio.sleep(duration / 2)
@@ -212,6 +251,7 @@ async def phase(host: str, port: int, kind: str, duration: float, max_requests: 
         "requests": n,
         "connections_per_worker": connections,
         "errors": errors,
+        "reopened": reopened,
         "seconds": round(elapsed, 3),
         "rps": round(n / elapsed, 1) if elapsed else 0.0,
         "p50_ms": round(latencies[n // 2] * 1000, 2) if n else None,
@@ -401,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         result = summarize(json.loads(client.stdout))
         result["config"] = {"workers": args.workers, "connections": args.connections, "duration_s": args.duration,
                             "rounds": args.rounds, "cpus": os.cpu_count(), "storm_level": args.storm_level,
-                            "ai_workers": args.ai_workers, "worker_class": args.worker_class or "gevent",
+                            "ai_workers": args.ai_workers, "worker_class": args.worker_class or "the config's",
                             "load_average": os.getloadavg()}
     finally:
         servers.stop()
