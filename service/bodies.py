@@ -9,12 +9,13 @@ raise ``RecursionError`` in the parser (a 500). A body past the limit is a 422 `
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask import current_app, request
 from flask.json.provider import DefaultJSONProvider
+from werkzeug.sansio.response import Response as SansIOResponse
 
+from service import jsonio
 from service.errors import ApiError
 
 #: The deepest nesting of arrays and objects a request body may have.
@@ -48,15 +49,27 @@ def _brackets(text: str | bytes | bytearray) -> int:
 
 
 class BoundedJSONProvider(DefaultJSONProvider):
-    """Flask's JSON provider, whose ``loads`` refuses documents nested deeper than :data:`MAX_JSON_DEPTH`
-    with an :class:`~service.errors.ApiError` (not a ``ValueError``: ``get_json(silent=True)`` must not
-    take a refused body for an absent one)."""
+    """Flask's JSON provider on the service's codec (:mod:`service.jsonio`), whose ``loads`` refuses
+    documents nested deeper than :data:`MAX_JSON_DEPTH` with an :class:`~service.errors.ApiError` (not a
+    ``ValueError``: ``get_json(silent=True)`` must not take a refused body for an absent one). Answers are
+    compact, in the order the views build them."""
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        return jsonio.dumps(obj, default=self.default)
+
+    def response(self, *args: Any, **kwargs: Any) -> SansIOResponse:
+        body = jsonio.dumpb(self._prepare_response_obj(args, kwargs), default=self.default) + b"\n"
+        return self._app.response_class(body, mimetype=self.mimetype)  # type: ignore[arg-type]
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
         try:
-            value = json.loads(s, **kwargs)
-        except RecursionError:
+            value = jsonio.loads(s)
+        except RecursionError:  # the standard library's decoder (see service.jsonio), ~1000 levels deep
             raise too_deep() from None
+        except ValueError as exc:
+            if "depth limit" in str(exc):  # orjson's own limit (1024 levels), far past ours
+                raise too_deep() from None
+            raise
         # fewer brackets than the limit cannot nest past it: most bodies skip the walk
         if _brackets(s) > MAX_JSON_DEPTH and depth_exceeds(value, MAX_JSON_DEPTH):
             raise too_deep()

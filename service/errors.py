@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, json, request
+from flask import Flask, Response, request
 from marshmallow import ValidationError
 from redis.exceptions import (
     BusyLoadingError,
@@ -27,6 +27,7 @@ from redis.sentinel import MasterNotFoundError
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import EngineError
+from service import jsonio
 from service.usecases.errors import ServiceError, StoreTimeoutError, UnauthorizedError
 
 log = logging.getLogger("cardtable.service")
@@ -140,7 +141,7 @@ def problem(code: str, detail: str, status: int, *, errors: Any = None,
         body["errors"] = errors
     if extra:
         body.update(extra)
-    resp = Response(json.dumps(body), status=status, mimetype=PROBLEM_JSON)
+    resp = Response(jsonio.dumpb(body), status=status, mimetype=PROBLEM_JSON)
     for k, v in (headers or {}).items():
         resp.headers[k] = v
     return resp

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from service import jsonio
 
 
 class Metrics:
@@ -59,7 +60,6 @@ class Metrics:
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message and any ``extra={"fields": {...}}``."""
 
-    _encode = json.JSONEncoder(default=str).encode  # json.dumps(out, default=str) without a new encoder per line
     _second: tuple[int, str] = (-1, "")  # the last second formatted (one strftime a second, not one a line)
 
     def _stamp(self, created: float) -> str:
@@ -81,7 +81,7 @@ class JsonFormatter(logging.Formatter):
             out.update(extra)
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)  # logs only, never a response
-        return self._encode(out)
+        return jsonio.dumps(out, default=str)
 
 
 class _ServiceHandler(logging.StreamHandler):

@@ -34,7 +34,6 @@ match expire together after ``match_ttl_seconds`` without a move.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 import zlib
@@ -47,6 +46,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError, SentinelConnectionPool
+
+from service import jsonio
 
 CHUNK = 64  # log entries per compressed chunk
 
@@ -96,11 +97,11 @@ class IdempotentAnswer:
     body: dict[str, Any]
 
     def dumps(self) -> str:
-        return json.dumps({"fp": self.fingerprint, "status": self.status, "body": self.body}, separators=(",", ":"))
+        return jsonio.dumps({"fp": self.fingerprint, "status": self.status, "body": self.body})
 
     @classmethod
     def loads(cls, raw: bytes | str) -> IdempotentAnswer:
-        data = json.loads(raw)
+        data = jsonio.loads(raw)
         return cls(data["fp"], data["status"], data["body"])
 
 
@@ -234,16 +235,12 @@ return {v, redis.call('LRANGE', KEYS[2], ARGV[1], -1), redis.call('LRANGE', KEYS
 """
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
-
-
 def _compress(entries: Sequence[dict[str, Any]]) -> bytes:
-    return zlib.compress(_dumps(list(entries)).encode(), 9)
+    return zlib.compress(jsonio.dumpb(list(entries)), 9)
 
 
 def _decompress(chunk: bytes) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = json.loads(zlib.decompress(chunk))
+    out: list[dict[str, Any]] = jsonio.loads(zlib.decompress(chunk))
     return out
 
 
@@ -280,8 +277,8 @@ class RedisMatchStore:
     def create(self, match: StoredMatch, entries: Sequence[dict[str, Any]] = ()) -> None:
         mid = match.match_id
         _, log_args = self.log_args(mid, 0, entries)
-        args: list[Any] = [self.match_ttl, match.game, match.version, match.state, _dumps(match.seats),
-                           _dumps(match.start), repr(match.created), match.wid, *log_args]
+        args: list[Any] = [self.match_ttl, match.game, match.version, match.state, jsonio.dumps(match.seats),
+                           jsonio.dumps(match.start), repr(match.created), match.wid, *log_args]
         if not self.run_script(self._create, [match_key(mid), log_key(mid), tail_key(mid)], args):
             raise ValueError(f"match {mid} exists already")
 
@@ -307,8 +304,8 @@ class RedisMatchStore:
             game=values[0].decode(),
             version=int(values[1]),
             state=values[2].decode(),
-            seats=json.loads(values[3]),
-            start=json.loads(values[4]),
+            seats=jsonio.loads(values[3]),
+            start=jsonio.loads(values[4]),
             created=float(values[5]),
             wid=values[6].decode() if values[6] else "",
         )
@@ -341,16 +338,16 @@ class RedisMatchStore:
         """How to append ``entries`` to the log of a match at ``version``: (reset the tail?, script args)."""
         in_tail = version % CHUNK
         if in_tail + len(entries) < CHUNK:
-            return "0", [0, *(_dumps(e) for e in entries)]
+            return "0", [0, *(jsonio.dumps(e) for e in entries)]
         # this save fills a chunk: compress the tail with the new entries (if the tail changed meanwhile,
         # the version changed too, and the script rejects the save)
-        tail = [json.loads(e) for e in self.client.lrange(tail_key(match_id), 0, -1)] if in_tail else []
+        tail = [jsonio.loads(e) for e in self.client.lrange(tail_key(match_id), 0, -1)] if in_tail else []
         pending = tail + list(entries)
         chunks = []
         while len(pending) >= CHUNK:
             chunks.append(_compress(pending[:CHUNK]))
             pending = pending[CHUNK:]
-        return "1", [len(chunks), *chunks, *(_dumps(e) for e in pending)]
+        return "1", [len(chunks), *chunks, *(jsonio.dumps(e) for e in pending)]
 
     def log(self, match_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]]:
         """The version and the log entries after version ``since`` (oldest first)."""
@@ -363,21 +360,21 @@ class RedisMatchStore:
         entries: list[dict[str, Any]] = []
         for chunk in got[1]:
             entries.extend(_decompress(chunk))
-        entries.extend(json.loads(e) for e in got[2])
+        entries.extend(jsonio.loads(e) for e in got[2])
         return version, [e for e in entries if since < e["v"] <= version]
 
     # -- the AI seats ------------------------------------------------------------
 
     def mark_ai_failed(self, match_id: str, version: int, detail: str) -> bool:
         """Record that the AI seat to move at ``version`` could not play (if the match is still there)."""
-        failure = _dumps({"version": version, "detail": detail})
+        failure = jsonio.dumps({"version": version, "detail": detail})
         return bool(self.run_script(self._ai_failed, [match_key(match_id), aifail_key(match_id)],
                               [version, failure, self.match_ttl, version_channel(match_id)]))
 
     def ai_failure(self, match_id: str) -> dict[str, Any] | None:
         """Why the AI could not play at the stored version, if it could not (``{"version", "detail"}``)."""
         raw = self.client.get(aifail_key(match_id))
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(jsonio.loads(raw))
 
     def clear_ai_failure(self, match_id: str) -> None:
         self.client.delete(aifail_key(match_id))

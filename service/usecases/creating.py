@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from service import jsonio
 from service.seatstore import SeatStore
 from service.store import IdempotentAnswer, MatchStore, StoredMatch, idem_key
 from service.usecases.ai_work import AiWork, seat_buckets
 from service.usecases.errors import IdempotencyKeyReusedError
 from service.usecases.loading import LoadedMatch, game_by_id
-from service.usecases.moves import dumps, fingerprint, key_digest
+from service.usecases.moves import fingerprint, key_digest
 from service.usecases.seats import code_hash, derived_code, invitation_json, open_seat
 from service.usecases.tokens import derived_token, new_match_id, new_token, token_hash
 
@@ -60,7 +60,7 @@ def create_match(store: MatchStore, ai: AiWork, body: Mapping[str, Any], idempot
         seats.append({"name": p.get("name") or f"Seat {i}", "ai": None, "token_hash": token_hash(token)})
     start = {"num_players": len(players), "options": dict(state.options), "seed": seed,
              "setup": body.get("setup")}
-    stored = StoredMatch(match_id, game.info.id, 0, dumps(game.to_json(state)), seats, start, time.time())
+    stored = StoredMatch(match_id, game.info.id, 0, jsonio.dumps(game.to_json(state)), seats, start, time.time())
     ai_seat = None if codes else LoadedMatch(stored, game, state).ai_seat_to_move()
     if ai_seat is not None:
         ai.queue_turn(stored, len(players), ai_seat, 0, seat_buckets(stored, client))
@@ -92,7 +92,7 @@ def create_match(store: MatchStore, ai: AiWork, body: Mapping[str, Any], idempot
             replayed = replay_created(store, body, idempotency_key)
             if replayed is not None:
                 return replayed
-    full = json.loads(dumps(answer))
+    full = jsonio.loads(jsonio.dumpb(answer))
     for seat_json, seat_token in zip(full["seats"], tokens, strict=True):
         seat_json["token"] = seat_token
     for i, code in codes.items():
@@ -109,7 +109,7 @@ def replay_created(store: MatchStore, body: Mapping[str, Any], idempotency_key: 
         return None
     if remembered.fingerprint != fingerprint(body):
         raise IdempotencyKeyReusedError("this Idempotency-Key was used for a different request")
-    answer = json.loads(dumps(remembered.body))
+    answer = jsonio.loads(jsonio.dumpb(remembered.body))
     for seat in answer["seats"]:
         if seat.get("open"):
             code = derived_code(idempotency_key, answer["match_id"], seat["seat"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import Any
 from engine import errors as engine_errors
 from engine.game import Game, State
 from engine.registry import get_game
+from service import jsonio
 from service.store import MatchNotFound, MatchStore, StoredMatch
 from service.usecases.errors import MatchNotFoundError, UnknownGameError
 
@@ -127,7 +127,7 @@ def load(store: MatchStore, match_id: str, *, cache: MatchCache | None = None) -
         if known is not None:
             return known
     game = get_game(stored.game)
-    state = game.from_json(json.loads(stored.state))
+    state = game.from_json(jsonio.loads(stored.state))
     loaded = LoadedMatch(stored, game, state)
     if cache is not None:
         cache.put(loaded)

@@ -15,6 +15,7 @@ import redis
 from engine.cards import CARD_NAMES, parse_card
 from engine.errors import GameOverError, NotYourTurnError
 from engine.game import Game, State
+from service import jsonio
 from service.live import Notifier
 from service.store import IdempotentAnswer, MatchNotFound, MatchStore, StaleVersion, WriteUnconfirmed, idem_key, new_wid
 from service.usecases.ai_work import AiWork, wait_for_turn
@@ -31,12 +32,10 @@ from service.usecases.loading import LoadedMatch, MatchCache
 from service.usecases.views import entries_between, flat_events
 
 
-def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
-
-
 def fingerprint(*parts: Any) -> str:
-    return hashlib.sha256(dumps(parts).encode()).hexdigest()
+    """The request an Idempotency-Key was first used for, as a digest (the standard library's encoding: digests
+    stored before an upgrade stay comparable)."""
+    return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 
 
 def key_digest(key: str) -> str:
@@ -124,7 +123,7 @@ def commit(store: MatchStore, match: LoadedMatch, state: State, entries: list[di
     Returns the saved match (also put in ``cache``)."""
     new_version = match.version + len(entries)
     wid = wid or new_wid()
-    blob = dumps(match.game.to_json(state))
+    blob = jsonio.dumps(match.game.to_json(state))
     try:
         store.save(match.match_id, (match.version, match.state_id), (new_version, wid), blob, entries, idem)
     except StaleVersion as exc:

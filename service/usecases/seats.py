@@ -30,6 +30,7 @@ from typing import Any
 import redis
 
 from engine.errors import GameOverError
+from service import jsonio
 from service.seatstore import SeatStore
 from service.store import MatchNotFound, MatchStore, StaleVersion, StoredMatch, WriteUnconfirmed, new_wid
 from service.usecases.ai_work import AiWork
@@ -46,7 +47,6 @@ from service.usecases.errors import (
     UnauthorizedError,
 )
 from service.usecases.loading import LoadedMatch, MatchCache, load
-from service.usecases.moves import dumps
 from service.usecases.tokens import derived_token, new_match_id, new_token, token_hash
 
 #: Invitation codes: ten letters and digits that cannot be mistaken for one another when read aloud or
@@ -306,7 +306,7 @@ class Rematches:
                                       "open": person, "rematch_of": k}
         start = {"num_players": n, "options": dict(state.options), "seed": seed, "setup": None,
                  "rematch_of": old.match_id}
-        stored = StoredMatch(new_id, game.info.id, 0, dumps(game.to_json(state)), seats, start, time.time())
+        stored = StoredMatch(new_id, game.info.id, 0, jsonio.dumps(game.to_json(state)), seats, start, time.time())
         use.store.create(stored)
         # the old match says so: a version of its own, whose event each player's stream turns into their token
         moved = {str(k): (k + shift) % n for k in range(n)}
