@@ -171,7 +171,7 @@ def serve_epilog() -> str:
              "  CARDTABLE_MAX_REQUESTS     requests before a worker is recycled (20000)",
              "  CARDTABLE_HEADER_TIMEOUT   seconds a request's whole head may take to arrive, and idle keep-alive (5)",
              "  CARDTABLE_CONNECTIONS      open connections per worker (1000)",
-             "  CARDTABLE_WORKER_CLASS     gunicorn worker class (gevent)",
+             "  CARDTABLE_WORKER_CLASS     gunicorn worker class (service.http_worker.BalancedGeventWorker)",
              "  CARDTABLE_THREADS          threads per worker with CARDTABLE_WORKER_CLASS=gthread (4)",
              "  PROMETHEUS_MULTIPROC_DIR   metrics directory of the workers (default: a temporary one)",
              "  XDG_DATA_HOME              where the embedded Redis keeps its data (~/.local/share)",
