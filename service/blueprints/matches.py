@@ -59,7 +59,7 @@ PREFER_WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*\"?(\d+(?:\.\d+)?)", re.IGNORE
 def _turn_wait() -> tuple[float, dict[str, str]]:
     """Seconds to wait for the AI seats: ``?wait=N`` (at most 10), or ``Prefer: wait=N`` (RFC 7240: capped at 10);
     and the ``Preference-Applied`` header that says so."""
-    wait = query(_wait_q)["wait"]
+    wait = query(_wait_q)["wait"] if request.args else None  # most moves carry no query: no schema to run
     if wait is None:
         found = PREFER_WAIT.search(request.headers.get("Prefer", ""))
         if found is None:
