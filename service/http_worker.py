@@ -19,6 +19,12 @@ above the least loaded live worker answers its next request with ``Connection: c
 the client opens a new connection, which the others accept), until the spread is back within bounds. An open
 event stream or long poll is never cut: only a request that ends is answered that way.
 
+A worker told to stop (a restart, or recycled after ``max_requests``) leaves the ledger as it stops accepting, so
+that the others do not hold back for the connections it is finishing, ends its open event streams
+(:func:`service.live.drain_all`: their clients resume on another worker with ``Last-Event-ID``) and closes each
+connection after its current answer. (Otherwise a stream would stay until the graceful timeout, 30 s, counted
+all the while, and the other workers would stop accepting at one connection above the stopping one.)
+
 The ledger is made in the arbiter when this module is imported (gunicorn loads the worker class there, before
 it forks the workers); each worker claims a free slot when it starts. This subclass overrides the stock
 worker's ``run`` (the server set-up and the graceful stop are the same as gunicorn 27's): gunicorn is pinned
@@ -38,6 +44,8 @@ from gevent.pool import Pool
 from gevent.server import StreamServer
 from gunicorn.sock import ssl_context
 from gunicorn.workers.ggevent import GeventWorker
+
+from service import live
 
 SLOTS = 64  # workers that can hold a slot at once (more than any machine runs)
 SLACK = 1  # connections a worker may hold above the least loaded live worker and still accept more
@@ -92,18 +100,20 @@ class BalancedPool(Pool):
 
     def __init__(self, size: int, ledger: Ledger, slot: int) -> None:
         super().__init__(size)
-        self.ledger, self.slot = ledger, slot
+        self.ledger, self.slot = ledger, slot  # slot -1: the worker has left the ledger (it is stopping)
 
     def add(self, greenlet: Any, *args: Any, **kwargs: Any) -> None:
         super().add(greenlet, *args, **kwargs)
-        self.ledger.write(self.slot, len(self))
+        if self.slot >= 0:
+            self.ledger.write(self.slot, len(self))
 
     def _discard(self, greenlet: Any) -> None:  # every greenlet that ends, and every discard(), comes here
         super()._discard(greenlet)
-        self.ledger.write(self.slot, len(self))
+        if self.slot >= 0:
+            self.ledger.write(self.slot, len(self))
 
     def full(self) -> bool:
-        return bool(super().full()) or self.ledger.over_share(self.slot)
+        return bool(super().full()) or (self.slot >= 0 and self.ledger.over_share(self.slot))
 
 
 def _os_poll_for_zero_timeouts() -> None:
@@ -154,15 +164,17 @@ class BalancedGeventWorker(GeventWorker):
             servers.append(server)
         watcher = gevent.spawn(self._rebalance, servers, slot)
         try:
-            self._serve(servers)
+            self._serve(servers, watcher)
         finally:
-            watcher.kill()
-            LEDGER.release(slot)
+            self._leave_ledger(servers, watcher)
 
     def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> Any:
         if self.slot >= 0 and LEDGER.excess(self.slot) > SHED_ABOVE:
             req.must_close = True  # answered with Connection: close (gunicorn's request flag for it)
-        return super().handle_request(listener_name, req, sock, addr)
+        handled = super().handle_request(listener_name, req, sock, addr)
+        if not self.alive:  # stopping: the connection closes after this answer (an event stream drained)
+            raise StopIteration
+        return handled
 
     def _rebalance(self, servers: list[Any], slot: int) -> None:
         """Keep the slot fresh; start accepting again once this worker is no longer over its share."""
@@ -174,19 +186,34 @@ class BalancedGeventWorker(GeventWorker):
                         server.start_accepting()  # a no-op while it accepts
             gevent.sleep(CHECK_EVERY)
 
-    def _serve(self, servers: list[Any]) -> None:
-        """Heartbeat until told to stop; then finish the open connections within the graceful timeout."""
+    def _leave_ledger(self, servers: list[Any], watcher: Any) -> None:
+        """No longer counted by the others (this worker accepts nothing more): while it finishes its open
+        connections, the others must not hold back for it."""
+        if self.slot < 0:
+            return
+        watcher.kill()
+        for server in servers:
+            server.pool.slot = -1
+        LEDGER.release(self.slot)
+        self.slot = -1
+
+    def _serve(self, servers: list[Any], watcher: Any) -> None:
+        """Heartbeat until told to stop; then stop accepting, leave the ledger, end the open event streams
+        (:func:`service.live.drain_all`: their clients resume elsewhere with ``Last-Event-ID``), and finish the
+        open connections within the graceful timeout."""
         while self.alive:
             self.notify()
             gevent.sleep(1.0)
         for server in servers:
             server.close()  # stop accepting
+        self._leave_ledger(servers, watcher)
+        live.drain_all()
         started = time.time()
         while time.time() - started <= self.cfg.graceful_timeout:
             if all(server.pool.free_count() == server.pool.size for server in servers):
                 return
             self.notify()
-            gevent.sleep(1.0)
+            gevent.sleep(0.2)
         self.log.warning("Worker graceful timeout (pid:%s)", self.pid)
         for server in servers:
             server.stop(timeout=1)

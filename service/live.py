@@ -23,6 +23,7 @@ import logging
 import secrets
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,6 +33,8 @@ log = logging.getLogger("cardtable.service.live")
 
 #: A channel nobody here watches any more stays subscribed this long (a client polling again keeps it).
 LINGER_SECONDS = 30.0
+_notifiers: weakref.WeakSet[Notifier] = weakref.WeakSet()  # every Notifier of this process (drain_all)
+
 #: How long a watcher waits for its subscription to be confirmed before it reports the store unreachable.
 SUBSCRIBE_TIMEOUT = 3.0
 
@@ -59,10 +62,21 @@ class Waiter:
         return woken
 
 
+def drain_all() -> None:
+    """This process is stopping (a worker's graceful stop): every open event stream here ends at once, and its
+    client resumes, with ``Last-Event-ID``, on a process that goes on. Long polls and waits for the AI, bounded
+    at 30 s, finish as they would."""
+    for notifier in list(_notifiers):
+        notifier.drain()
+
+
 class Notifier:
     """The process's pub/sub connection and the waiters it wakes (thread-safe; under gevent, greenlet-safe)."""
 
     def __init__(self, client: Any, instance: str | None = None) -> None:
+        _notifiers.add(self)
+        #: the process is stopping: event streams end at their next wake-up (:func:`drain_all`)
+        self.draining = False
         self.client = client
         self.instance = instance or secrets.token_hex(8)
         self.reply_channel = f"ct:reply:{self.instance}"
@@ -120,6 +134,11 @@ class Notifier:
         finally:
             with self._lock:
                 self._replies.pop(job_id, None)
+
+    def drain(self) -> None:
+        """Wake every waiter now, with :attr:`draining` set: event streams end, bounded waits go on."""
+        self.draining = True
+        self._wake_everyone(failed=False)
 
     def close(self) -> None:
         self._stopped = True

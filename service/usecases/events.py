@@ -30,7 +30,8 @@ class Event:
 def match_events(store: MatchStore, notifier: Notifier, cache: MatchCache | None, match_id: str, seat: int | None,
                  after: int | None, *, keepalive: float, lifetime: float) -> Iterator[Event]:
     """The events of a match after version ``after`` (``None``: the current view first, then what follows),
-    until ``lifetime`` seconds have passed; a keep-alive after ``keepalive`` seconds without one."""
+    until ``lifetime`` seconds have passed or this process stops (:func:`service.live.drain_all`); a keep-alive
+    after ``keepalive`` seconds without one."""
     ends = time.monotonic() + lifetime
     known: str | None = None  # the state_id at version `after`, when the stream knows it
     try:
@@ -59,9 +60,11 @@ def match_events(store: MatchStore, notifier: Notifier, cache: MatchCache | None
                 else:
                     yield Event("keepalive")
                 left = ends - time.monotonic()
-                if left <= 0:
+                if left <= 0 or notifier.draining:  # the stream's time is up, or this process is stopping
                     return
                 woken = waiter.wait(min(keepalive, left))
+                if notifier.draining:
+                    return
     except (MatchNotFoundError, MatchNotFound):
         yield Event("error", data={"code": "match_not_found", "detail": f"no match {match_id!r} (it may have expired)"})
     except (redis.RedisError, OSError):

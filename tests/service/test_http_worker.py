@@ -3,7 +3,9 @@ split a burst of kept-alive connections evenly."""
 
 from __future__ import annotations
 
+import json
 import os
+import selectors
 import signal
 import socket
 import time
@@ -150,3 +152,96 @@ def test_zero_timeout_readiness_checks_of_redis_connections_are_answered_without
         assert can_read(a, 0)  # a closed peer reads as ready, as before (redis-py then reconnects)
     finally:
         a.close()
+
+
+def open_stream(port: int, match_id: str) -> socket.socket:
+    """An event stream of ``match_id`` (as a spectator), read up to its first event."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+    conn.sendall(f"GET /v1/matches/{match_id}/events HTTP/1.1\r\nHost: test\r\n\r\n".encode())
+    raw = b""
+    while b"event: view" not in raw:
+        chunk = conn.recv(65536)
+        assert chunk, raw
+        raw += chunk
+    assert raw.startswith(b"HTTP/1.1 200"), raw[:200]
+    return conn
+
+
+def ended_within(conns: list[socket.socket], seconds: float) -> int:
+    """How many of ``conns`` the server ends (EOF) within ``seconds`` (what it sends meanwhile is dropped)."""
+    ended = 0
+    with selectors.DefaultSelector() as selector:
+        for c in conns:
+            selector.register(c, selectors.EVENT_READ)
+        deadline = time.monotonic() + seconds
+        while selector.get_map() and (left := deadline - time.monotonic()) > 0:
+            for key, _ in selector.select(left):
+                if not key.fileobj.recv(65536):  # type: ignore[union-attr]
+                    selector.unregister(key.fileobj)
+                    ended += 1
+    return ended
+
+
+def test_a_stopping_worker_ends_its_event_streams_and_the_other_keeps_accepting(redis_server: RedisServer,
+                                                                               tmp_path: Path) -> None:
+    """A worker told to stop (SIGTERM: gunicorn's graceful stop, as when it is recycled) leaves the ledger at
+    once, so the other one does not hold back for it, and ends its open event streams (their clients resume
+    elsewhere with Last-Event-ID) instead of keeping them until the graceful timeout (30 s)."""
+    server = Gunicorn(redis_server.url, tmp_path, 2)
+    streams: list[socket.socket] = []
+    try:
+        pids = worker_pids(server.proc.pid, 2)  # the children of the master this test started
+        assert len(pids) == 2
+        time.sleep(2)  # both workers have loaded the app
+        conn = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        body = b'{"game": "three-thirteen", "players": [{}, {}], "seed": 3}'
+        conn.sendall(b"POST /v1/matches HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+        conn.close()
+        match_id = json.loads(answer.partition(b"\r\n\r\n")[2])["match_id"]
+        streams = [open_stream(server.port, match_id) for _ in range(8)]
+        split = open_connections_by_worker(pids, server.port)
+        stopping = max(pids, key=lambda pid: split[pid])
+        held = split[stopping]
+        assert held >= 3, split  # the ledger split them (4/4 or so)
+        started = time.monotonic()
+        os.kill(stopping, signal.SIGTERM)
+        ended = ended_within(streams, 3.0)
+        assert ended == held, (ended, split)  # its streams ended, the other's go on
+        # meanwhile the other worker accepts every new connection, though it holds more streams than the
+        # stopping one now
+        fresh = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(12)]
+        for c in fresh:
+            healthz(c)
+            c.close()
+        deadline = started + 10
+        while os.path.exists(f"/proc/{stopping}") and time.monotonic() < deadline:
+            time.sleep(0.1)  # it exits (and the master reaps it) long before the graceful timeout
+        assert not os.path.exists(f"/proc/{stopping}"), "the stopping worker was still there after 10 s"
+    finally:
+        for s in streams:
+            s.close()
+        assert server.stop() == 0, server.log_path.read_text()[-3000:]
+
+
+def test_a_pool_whose_worker_left_the_ledger_writes_nothing_and_is_full_only_when_full() -> None:
+    import gevent
+
+    from service.http_worker import BalancedPool
+
+    ledger = Ledger(4)
+    a, b = ledger.claim(), ledger.claim()
+    pool = BalancedPool(10, ledger, a)
+    ledger.write(b, 0)
+    first = pool.spawn(gevent.sleep, 0.05)
+    second = pool.spawn(gevent.sleep, 0.05)
+    assert ledger.counts[a] == 2 and pool.full()  # 2 above b, which holds none
+    pool.slot = -1  # what a stopping worker does before it releases its slot
+    ledger.release(a)
+    third = pool.spawn(gevent.sleep, 0.05)
+    assert ledger.counts[a] == 0 and not pool.full() and ledger.excess(b) == 0  # a no longer counts
+    gevent.joinall([first, second, third])
+    assert ledger.counts[a] == 0 and ledger.stamps[a] == 0.0
