@@ -3,8 +3,8 @@
 gunicorn's workers share one listening socket, and each accepts whatever connection it is woken for. Clients that
 keep their connections alive (apps, bots, a proxy's upstream pool) open them in bursts, so one worker often ends
 up with most of them: with two workers, 32 of 32, 31 of 32 and 27 of 32 were seen. The busy worker then sets the
-pace of every client it holds while the other idles (``bench/api_load.py``, 2 cores: legal-moves 2,700-3,100
-req/s with all 32 connections on one worker against 4,600-4,900 with 16/16).
+pace of every client it holds while the other idles (``bench/api_load.py``, 2 cores: legal-moves 2,400-3,100
+req/s in the phases with all 32 connections on one worker, 4,200-4,900 when they were split).
 
 So the workers keep a **ledger** in shared memory, one slot per live worker: its open connections and when it
 last wrote them. A worker stops accepting while it holds more than ``SLACK`` connections above the least loaded
