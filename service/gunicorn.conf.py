@@ -104,7 +104,6 @@ def on_exit(server: Any) -> None:
         shutil.rmtree(_own_metrics_dir, ignore_errors=True)
 
 
-
 def post_worker_init(worker: Any) -> None:
     """Once a worker has loaded the app: what exists now (modules, the app, the engine's tables) lives as long
     as the worker, so the garbage collector stops scanning it. Each full collection used to walk all of it,

@@ -16,13 +16,13 @@ seats) sets it to ``match_ttl`` again, so ``match_ttl - PTTL`` is the time since
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import redis
 from redis.sentinel import MasterNotFoundError
 
+from service import jsonio
 from service.store import (
     APPEND_LOG_LUA,
     MatchNotFound,
@@ -75,7 +75,7 @@ class SeatStore:
         wid = wid or new_wid()
         reset, log_args = self.store.log_args(match_id, expected[0], [entry])
         args: list[Any] = [expected[0], expected[1], expected[0] + 1, wid,
-                           json.dumps(list(seats), separators=(",", ":")), self.store.match_ttl, reset,
+                           jsonio.dumps(list(seats)), self.store.match_ttl, reset,
                            version_channel(match_id), *log_args]
         try:
             result = self.store.run_script(self._change, [match_key(match_id), log_key(match_id), tail_key(match_id)],
@@ -112,9 +112,9 @@ class SeatStore:
     # -- invitations -----------------------------------------------------------
 
     def put_invitation(self, code_hash: str, match_id: str, seat: int) -> None:
-        self.client.set(invitation_key(code_hash), json.dumps({"match_id": match_id, "seat": seat}),
+        self.client.set(invitation_key(code_hash), jsonio.dumps({"match_id": match_id, "seat": seat}),
                         ex=self.store.match_ttl)
 
     def invitation(self, code_hash: str) -> dict[str, Any] | None:
         raw = self.client.get(invitation_key(code_hash))
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(jsonio.loads(raw))

@@ -3,13 +3,13 @@ live events and long polls."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, request
 
+from service import jsonio
 from service.blueprints._common import (
     body,
     idempotency_key,
@@ -237,5 +237,5 @@ def _sse(stream: Iterator[events.Event], retry_after: int) -> Iterator[bytes]:
         if event.version is not None:
             lines.append(f"id: {event.version}")
         lines.append(f"event: {event.kind}")
-        lines.append("data: " + json.dumps(event.data, separators=(",", ":")))
+        lines.append("data: " + jsonio.dumps(event.data))
         yield ("\n".join(lines) + "\n\n").encode()

@@ -16,7 +16,7 @@ import pytest
 from bench.harness import open_connections_by_worker, worker_pids
 from service.http_worker import SHED_ABOVE, SLACK, STALE_AFTER, Ledger
 from tests.servers import RedisServer
-from tests.service.live import Gunicorn
+from tests.service.live import Gunicorn, raw_request
 
 
 def test_each_worker_claims_its_own_slot_and_a_released_one_is_claimed_again() -> None:
@@ -193,15 +193,11 @@ def test_a_stopping_worker_ends_its_event_streams_and_the_other_keeps_accepting(
         pids = worker_pids(server.proc.pid, 2)  # the children of the master this test started
         assert len(pids) == 2
         time.sleep(2)  # both workers have loaded the app
-        conn = socket.create_connection(("127.0.0.1", server.port), timeout=10)
         body = b'{"game": "three-thirteen", "players": [{}, {}], "seed": 3}'
-        conn.sendall(b"POST /v1/matches HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
-        answer = b""
-        while chunk := conn.recv(65536):
-            answer += chunk
-        conn.close()
-        match_id = json.loads(answer.partition(b"\r\n\r\n")[2])["match_id"]
+        created = raw_request(server.port, b"POST /v1/matches HTTP/1.1\r\nHost: test\r\nContent-Type: "
+                              b"application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body), 10)
+        assert created.status == 201, created
+        match_id = json.loads(created.body)["match_id"]
         streams = [open_stream(server.port, match_id) for _ in range(8)]
         split = open_connections_by_worker(pids, server.port)
         stopping = max(pids, key=lambda pid: split[pid])
