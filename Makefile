@@ -74,4 +74,5 @@ bench-smoke: install
 	$(call smoke,ai_speed.py)
 	$(call smoke,ai_memory.py)
 	$(call smoke,ai_strength.py)
+	$(call smoke,ai_strength.py --pairings levels)
 	$(call smoke,ai_ab.py --variants base meld_bonus=0)

@@ -5,11 +5,14 @@
     python bench/ai_strength.py --smoke --json                           # CI: one deal, two rounds per game
     python bench/ai_strength.py --json --games 40 --games-only three-thirteen --opponents ai-nobelief
     python bench/ai_strength.py --json --games 40 --pairings expert-vs-greedy   # the baselines between themselves
+    python bench/ai_strength.py --json --games 100 --pairings levels --levels 4  # level 4 against level 3
 
 Pairings: for each game and player count (2 players; 3 for Three Thirteen; 4 for contract rummy and Least Score),
 the AI at ``--level`` (default 3) in one seat against copies of each of ``--opponents``: ``random``, ``greedy``,
 ``expert`` (:mod:`ai.baselines`), ``ai-nobelief`` (the same AI with a uniform belief). ``--pairings
 expert-vs-greedy`` plays the expert in the AI's place against greedy instead (how strong the yardstick is).
+``--pairings levels`` plays each level ``L`` of ``--levels`` (default 2-5) in one seat against copies of level
+``L - 1``, at each game's smallest player count here (issue 15 item 5: every level beats the one below).
 
 The games are played by :mod:`ai.tournament`, the same runner as ``cardtable simulate``: deal ``d`` (from
 ``--first-deal``) is played once per seat, the AI in each seat in turn (2 players: the seats swapped), so the luck
@@ -74,9 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games-only", default="", help="comma-separated game ids (default: all)")
     parser.add_argument("--players", default="", help="only these player counts, e.g. 2")
     parser.add_argument("--opponents", default="random,greedy,expert", help=f"comma-separated, from {OPPONENTS}")
-    parser.add_argument("--pairings", default="ai", choices=("ai", "expert-vs-greedy"),
-                        help="ai: the AI against each opponent; expert-vs-greedy: the expert against greedy")
+    parser.add_argument("--pairings", default="ai", choices=("ai", "expert-vs-greedy", "levels"),
+                        help="ai: the AI against each opponent; expert-vs-greedy: the expert against greedy; "
+                             "levels: each of --levels against the level below")
     parser.add_argument("--level", type=int, default=3)
+    parser.add_argument("--levels", default="2,3,4,5", help="with --pairings levels: the upper levels to play")
     parser.add_argument("--time-ms", type=int, default=None, help="AI budget per decision (default: the level's)")
     parser.add_argument("--rounds", type=int, default=0, help="stop each game after this many rounds (0: whole)")
     parser.add_argument("--workers", type=int, default=1)
@@ -94,36 +99,52 @@ def main(argv: list[str] | None = None) -> int:
         options[name] = json.loads(value)
     wanted = set(filter(None, args.games_only.split(",")))
     counts = {int(p) for p in args.players.split(",") if p}
+    # (first player, its opponent): the first is the one whose standing is reported
     if args.pairings == "expert-vs-greedy":
-        first, opponents = "expert", ["greedy"]
+        matchups = [("expert", "greedy")]
+    elif args.pairings == "levels":
+        try:
+            uppers = [int(x) for x in args.levels.split(",") if x]
+        except ValueError:
+            parser.error(f"--levels takes comma-separated level numbers, not {args.levels!r}")
+        matchups = [(f"ai:{u}", f"ai:{u - 1}") for u in uppers]
     else:
-        first, opponents = "ai", [o for o in args.opponents.split(",") if o]
-        for o in opponents:
+        matchups = []
+        for o in filter(None, args.opponents.split(",")):
             if o not in OPPONENTS:
                 parser.error(f"unknown opponent {o!r}: choose from {', '.join(OPPONENTS)}")
-    lead = parse_entrant(f"ai:{args.level}" if first == "ai" else first, args.time_ms)
+            matchups.append(("ai", f"{o}:{args.level}" if o == "ai-nobelief" else o))
+    try:
+        entrants = {spec: parse_entrant(f"ai:{args.level}" if spec == "ai" else spec, args.time_ms)
+                    for pair in matchups for spec in pair}
+    except ValueError as exc:
+        parser.error(str(exc))
     tasks: list[GameTask] = []
     lineups: dict[str, list[Entrant]] = {}
+    key_of: dict[tuple[str, int, int], str] = {}  # (game, players, matchup) -> pairing key
     for game in all_games():
         gid = game.info.id
         if wanted and gid not in wanted:
             continue
-        for players in PLAYERS.get(gid, [2]):
-            if counts and players not in counts:
-                continue
-            for opponent in opponents:
-                other = parse_entrant(f"{opponent}:{args.level}" if opponent == "ai-nobelief" else opponent,
-                                      args.time_ms)
-                lineup = [lead] + [other] * (players - 1)
+        counts_here = [p for p in PLAYERS.get(gid, [2]) if not counts or p in counts]
+        if args.pairings == "levels":
+            counts_here = counts_here[:1]
+        for players in counts_here:
+            for m, (first, opponent) in enumerate(matchups):
+                lineup = [entrants[first]] + [entrants[opponent]] * (players - 1)
                 games = players if args.smoke else -(-args.games // players) * players  # whole deals
-                tasks += schedule(gid, lineup, games, first_seed=args.first_deal, options=options, rounds=args.rounds)
-                lineups[pairing_key(gid, players, first, opponent)] = lineup
-    start = time.perf_counter()
+                for task in schedule(gid, lineup, games, first_seed=args.first_deal, options=options,
+                                     rounds=args.rounds):
+                    tasks.append(dataclasses.replace(task, index=m))  # numbered below
+                key = pairing_key(gid, players, first, opponent.partition(":")[0]
+                                  if args.pairings != "levels" else opponent)
+                lineups[key] = lineup
+                key_of[(gid, players, m)] = key
     results: dict[str, list[GameResult]] = {key: [] for key in lineups}
     tasks.sort(key=lambda t: t.seed)  # deal by deal across the pairings (stable: seats in order within a deal)
+    index_of = {i: key_of[(t.game_id, len(t.entrants), t.index)] for i, t in enumerate(tasks)}
     numbered = [dataclasses.replace(task, index=i) for i, task in enumerate(tasks)]
-    index_of = {t.index: pairing_key(t.game_id, len(t.entrants), first, t.entrants[1].spec.partition(":")[0])
-                for t in numbered}
+    start = time.perf_counter()
     try:
         for r in play_all(numbered, workers=args.workers):
             key = index_of[r.index]
