@@ -64,6 +64,11 @@ class Evaluator:
     #: top-last). The search then makes that card a chance node over every unseen card (see ai.search).
     draw_zone: str | None = None
 
+    def for_level(self, level: int) -> Evaluator:
+        """The evaluator a level plays with (default: this one). A game whose leaf, not its sampling, decides
+        its play gives its lower levels a plainer leaf, so that each level plays better than the one below."""
+        return self
+
     def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
         """The exact leaf of a finished round (``state.round_scores[round_index]`` exists)."""
         scores = state.round_scores[round_index]

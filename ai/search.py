@@ -159,7 +159,7 @@ def search(
         raise ValueError(f"time_ms must be positive, not {time_ms!r}")
     lv = LEVELS[level]
     seat = _check_view(view)
-    ev = evaluator or evaluator_for(game)
+    ev = (evaluator or evaluator_for(game)).for_level(level)
     target = max(1, round(lv.samples * ev.sample_scale))
     orbits = max(0, lv.orbits + ev.orbit_shift) if lv.orbits else 0
     use_belief = lv.belief if belief is None else belief

@@ -24,7 +24,9 @@ no hand still in play is valued below that, so going out beats every discard.
 The leaf's value is the others' mean expected score minus the seat's; the
 round is won by the lowest expected score. The seat's own root draw from the
 stock is a chance node over every unseen card (``draw_zone``, :mod:`ai.search`);
-the other seats' replies are not searched (``orbit_shift`` -1).
+the other seats' replies are not searched (``orbit_shift`` -1). Levels 1-2
+play with a plainer leaf (:meth:`RummyEvaluator.for_level`): every hand at its
+deadwood now, no draw looked at.
 
 Model policy (the other seats, and the seat's own later turns): go out when
 possible; take the top discard only if it lowers the best deadwood (checked
@@ -40,6 +42,7 @@ bounded per process. What was tried and measured for this leaf, and dropped
 
 from __future__ import annotations
 
+import copy
 import random
 
 from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
@@ -209,6 +212,10 @@ def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: t
 
 
 class RummyEvaluator(Evaluator):
+    # a hand's estimate is its deadwood after one more draw; below level plain_below, its deadwood now (the
+    # sampled deals hardly change a rummy decision, the leaf does: docs/ai-notes.md)
+    one_draw = True
+    plain_below = 3
     meld_bonus = 0.5  # a drawn card that makes a meld counts 1.5 times its gain (measured: docs/ai-notes.md)
     margin_scale = 12.0
     draw_zone = "stock"  # a draw from the stock is a chance node over every unseen card (ai.search)
@@ -219,13 +226,22 @@ class RummyEvaluator(Evaluator):
     feed_known = False  # ... only when the top discard melds with cards the next seat is known to hold
     feed_after_out = True  # ... also on the last turns after someone went out (False: going out is never taxed)
 
+    def for_level(self, level: int) -> Evaluator:
+        if level >= self.plain_below or not self.one_draw:
+            return self
+        plain = copy.copy(self)
+        plain.one_draw = False
+        return plain
+
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
         assert isinstance(s, RummyRoundsState)
         rules = rummy_rounds(game).meld_rules(s.options, s.round)
         keys = [self._hand_after_discard(game, s, i, rules) for i in range(s.num_players)]
         melded = [i for i, k in enumerate(keys) if i != s.went_out and deadwood(k, rules) == 0]
-        if s.went_out is None:
+        if not self.one_draw:
+            to_draw = set()  # every hand at its deadwood now
+        elif s.went_out is None:
             to_draw = set(range(s.num_players))
         else:  # the seats still to take their last turn, from the one to move (R7); mid-turn has drawn
             mid_turn = int(s.phase != "draw")

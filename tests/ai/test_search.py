@@ -261,3 +261,28 @@ def test_rummy_feed_setting_does_not_feed_a_pair_the_next_seat_took():
             assert d.move == {"type": "discard", "card": "JD"}, d.alternatives[:3]
     assert values[0.0]["QC"] == pytest.approx(values[0.0]["JD"])
     assert values[1.0]["QC"] < values[1.0]["JD"] - 5
+
+
+def test_rummy_levels_below_3_value_a_hand_by_its_deadwood_now():
+    """Level 2 plays the rummy games with a plainer leaf (each hand at its deadwood now), levels 3-5 with the
+    expected deadwood after one more draw: in these games the leaf, not the number of sampled deals, sets how
+    well a level plays (docs/ai-notes.md), so each level is a better player than the one below."""
+    from ai.evaluate import evaluator_for
+    from ai.evaluators import rummy
+
+    game = get_game("three-thirteen")
+    ev = evaluator_for(game)
+    assert all(ev.for_level(level) is ev for level in (3, 4, 5))
+    plain = ev.for_level(2)
+    assert plain is not ev and not plain.one_draw and ev.one_draw
+    state = game.from_setup(2, {"round": 3, "dealer": 1,
+                                "hands": [["2C", "7H", "8H", "KD", "KS"], ["3D", "9C", "9H", "JS", "QS"]],
+                                "stock": ["4C", "AS", "6D"], "discard": ["TC"]}, seed=1)
+    state = game.apply(state, {"type": "draw", "source": "stock"})[0]
+    state = game.apply(state, {"type": "discard", "card": "KS"})[0]
+    rules = game.meld_rules({}, 3)
+    mine = rummy.deadwood(tuple(state.hands[0]), rules)
+    theirs = rummy.deadwood(tuple(state.hands[1]), rules)
+    assert mine > 0 and theirs == 3 + 9 + 9 + 10 + 10  # no meld in either hand (5s are wild)
+    assert plain.leaf(game, state, 0).value == theirs - mine
+    assert ev.leaf(game, state, 0).value != theirs - mine  # one more draw each: an expectation, not the deadwood
