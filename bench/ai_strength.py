@@ -99,29 +99,28 @@ def main(argv: list[str] | None = None) -> int:
         options[name] = json.loads(value)
     wanted = set(filter(None, args.games_only.split(",")))
     counts = {int(p) for p in args.players.split(",") if p}
-    # (first player, its opponent): the first is the one whose standing is reported
+    # (first player, its opponent, the opponent's name in the pairing key): the first is the one reported
     if args.pairings == "expert-vs-greedy":
-        matchups = [("expert", "greedy")]
+        matchups = [("expert", "greedy", "greedy")]
     elif args.pairings == "levels":
         try:
             uppers = [int(x) for x in args.levels.split(",") if x]
         except ValueError:
             parser.error(f"--levels takes comma-separated level numbers, not {args.levels!r}")
-        matchups = [(f"ai:{u}", f"ai:{u - 1}") for u in uppers]
+        matchups = [(f"ai:{u}", f"ai:{u - 1}", f"ai:{u - 1}") for u in uppers]
     else:
         matchups = []
         for o in filter(None, args.opponents.split(",")):
             if o not in OPPONENTS:
                 parser.error(f"unknown opponent {o!r}: choose from {', '.join(OPPONENTS)}")
-            matchups.append(("ai", f"{o}:{args.level}" if o == "ai-nobelief" else o))
+            matchups.append(("ai", f"{o}:{args.level}" if o == "ai-nobelief" else o, o))
     try:
         entrants = {spec: parse_entrant(f"ai:{args.level}" if spec == "ai" else spec, args.time_ms)
-                    for pair in matchups for spec in pair}
+                    for first, opponent, _ in matchups for spec in (first, opponent)}
     except ValueError as exc:
         parser.error(str(exc))
-    tasks: list[GameTask] = []
+    keyed: list[tuple[str, GameTask]] = []  # each game with its pairing's key
     lineups: dict[str, list[Entrant]] = {}
-    key_of: dict[tuple[str, int, int], str] = {}  # (game, players, matchup) -> pairing key
     for game in all_games():
         gid = game.info.id
         if wanted and gid not in wanted:
@@ -130,20 +129,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.pairings == "levels":
             counts_here = counts_here[:1]
         for players in counts_here:
-            for m, (first, opponent) in enumerate(matchups):
+            for first, opponent, name in matchups:
                 lineup = [entrants[first]] + [entrants[opponent]] * (players - 1)
                 games = players if args.smoke else -(-args.games // players) * players  # whole deals
-                for task in schedule(gid, lineup, games, first_seed=args.first_deal, options=options,
-                                     rounds=args.rounds):
-                    tasks.append(dataclasses.replace(task, index=m))  # numbered below
-                key = pairing_key(gid, players, first, opponent.partition(":")[0]
-                                  if args.pairings != "levels" else opponent)
+                key = pairing_key(gid, players, first, name)
                 lineups[key] = lineup
-                key_of[(gid, players, m)] = key
+                keyed += [(key, task) for task in schedule(gid, lineup, games, first_seed=args.first_deal,
+                                                             options=options, rounds=args.rounds)]
     results: dict[str, list[GameResult]] = {key: [] for key in lineups}
-    tasks.sort(key=lambda t: t.seed)  # deal by deal across the pairings (stable: seats in order within a deal)
-    index_of = {i: key_of[(t.game_id, len(t.entrants), t.index)] for i, t in enumerate(tasks)}
-    numbered = [dataclasses.replace(task, index=i) for i, task in enumerate(tasks)]
+    keyed.sort(key=lambda kt: kt[1].seed)  # deal by deal across the pairings (stable: seats in order within a deal)
+    index_of = {i: key for i, (key, _) in enumerate(keyed)}
+    numbered = [dataclasses.replace(task, index=i) for i, (_, task) in enumerate(keyed)]
     start = time.perf_counter()
     try:
         for r in play_all(numbered, workers=args.workers):
