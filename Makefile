@@ -75,4 +75,4 @@ bench-smoke: install
 	$(call smoke,ai_memory.py)
 	$(call smoke,ai_strength.py)
 	$(call smoke,ai_strength.py --pairings levels)
-	$(call smoke,ai_ab.py --variants base meld_bonus=0)
+	$(call smoke,ai_ab.py --variants base meld_bonus=0 reveal=true)

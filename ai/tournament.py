@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.game import Game, Move, Observation
+from engine.game import Game, Move, Observation, State
 from engine.registry import get_game
 
 Z95 = 1.959963984540054
@@ -205,8 +205,18 @@ class GameResult:
         return others - mine if lower_score_wins else mine - others
 
 
-def play_game(task: GameTask) -> GameResult:
-    """Play one game of ``task`` to its end (or ``task.rounds`` rounds), each seat from its own view."""
+#: how a seat's view is made for its player: (game, state, seat, the player) -> view
+ViewFn = Callable[[Game, State, int, Entrant], Observation]
+
+
+def seat_view(game: Game, state: State, seat: int, entrant: Entrant) -> Observation:
+    """The seat's own view (``game.observation``): what every player of a tournament decides from."""
+    return game.observation(state, seat)
+
+
+def play_game(task: GameTask, view_of: ViewFn = seat_view) -> GameResult:
+    """Play one game of ``task`` to its end (or ``task.rounds`` rounds), each seat from its own view
+    (``view_of``: a benchmark may show a player more, e.g. ``bench/ai_ab.py``'s ``reveal``)."""
     game = get_game(task.game_id)
     n = len(task.entrants)
     seating = task.seating
@@ -219,7 +229,7 @@ def play_game(task: GameTask) -> GameResult:
             break
         seat = state.to_move
         assert seat is not None
-        view = game.observation(state, seat)
+        view = view_of(game, state, seat, task.entrants[seating[seat]])
         t0 = time.perf_counter()
         move = choosers[seat](game, view, rngs[seat])
         move_ms[seating[seat]].append((time.perf_counter() - t0) * 1000)

@@ -19,12 +19,21 @@ either margin's. Reported per variant: ``bench/ai_strength.py``'s summary; and
 for each variant after the first, the mean per-game difference from the first
 in margin and in win share, with 95% intervals over deals. The games are played deal by deal across
 the variants, so a run stopped early (Ctrl-C) reports every variant over about as many deals.
+
+``reveal=true`` in a variant is not an evaluator setting: that variant's AI is shown the other seats' hands
+(each hidden hand zone of its view filled from the real state, as if every card in it were known), so its
+sampled deals all hold the real hands and only the stock is dealt. It measures what knowing the others'
+hands would be worth, the most any opponent model could gain:
+
+    python bench/ai_ab.py --game threezies --opponent expert --games 60 --variants base \
+        'reveal=true,feed=1,feed_after_out=false'
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import signal
 import statistics
@@ -37,8 +46,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ai_strength import summarize
 
-from ai.tournament import GameResult, GameTask, mean_interval, parse_entrant, play_all, schedule, tuned_evaluator
+from ai.tournament import (
+    GameResult,
+    GameTask,
+    mean_interval,
+    parse_entrant,
+    play_all,
+    play_game,
+    schedule,
+    tuned_evaluator,
+)
+from engine.cards import CARD_NAMES
 from engine.registry import get_game
+
+
+def revealed_view(game: Any, state: Any, seat: int, entrant: Any) -> dict[str, Any]:
+    """The seat's view; for a ``reveal`` variant (its spec says so), with the others' hands shown as known."""
+    view = game.observation(state, seat)
+    if not entrant.is_ai or not parse_variant(entrant.spec).get("reveal") or not hasattr(state, "hands"):
+        return view
+    for zone in view["hidden"]:
+        if zone.get("zone") == "hand" and "seat" in zone:
+            cards = [CARD_NAMES[c] for c in sorted(state.hands[zone["seat"]])]
+            zone["known"] = cards
+            if isinstance(view.get("known"), list):
+                view["known"][zone["seat"]] = cards
+    return view
 
 
 def parse_variant(text: str) -> dict[str, Any]:
@@ -101,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = {v: parse_variant(v) for v in args.variants}
     for overrides in variants.values():
         try:
-            tuned_evaluator(game, overrides)
+            tuned_evaluator(game, {k: v for k, v in overrides.items() if k != "reveal"})
         except (KeyError, ValueError) as exc:
             raise SystemExit(str(exc)) from None
     opponent = parse_entrant(args.opponent)
@@ -109,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     per_variant: list[list[GameTask]] = []
     for name, overrides in variants.items():
         ai = dataclasses.replace(parse_entrant(f"ai:{args.level}", args.time_ms), spec=name,
-                                 evaluator=tuple(sorted(overrides.items())))
+                                 evaluator=tuple(sorted((k, v) for k, v in overrides.items() if k != "reveal")))
         lineup = [ai] + [opponent] * (args.players - 1)
         per_variant.append(schedule(args.game, lineup, max(args.players, args.games), first_seed=args.first_deal,
                                     rounds=args.rounds))
@@ -124,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     results: dict[str, list[GameResult]] = {name: [] for name in names}
     try:
-        for r in play_all(tasks, workers=args.workers):
+        for r in play_all(tasks, workers=args.workers, play=functools.partial(play_game, view_of=revealed_view)):
             results[variant_of[r.index]].append(r)
             if args.progress:  # a stopped run still leaves its finished games on stderr
                 print(json.dumps({"variant": variant_of[r.index], "deal": r.seed, "shift": r.shift,

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from ai.baselines import player
 from ai.experts.contract_rummy import missing
 from ai.experts.rummy import RummyExpert
-from ai.tournament import parse_entrant, play_all, play_game, schedule, standings
+from ai.tournament import parse_entrant, play_all, play_game, schedule, seat_view, standings
 from engine import melds
 from engine.cards import CARD_NAMES, parse_cards
 from engine.game import Game, Observation, State, move_key
@@ -288,6 +289,24 @@ def test_parallel_and_serial_runs_give_the_same_games() -> None:
     table = standings([play_game(t) for t in tasks], entrants, lower_score_wins=True)
     assert sum(p["wins"] for p in table) == pytest.approx(4)
     assert table[0]["margin"] == pytest.approx(-table[1]["margin"])  # two players: one's gain is the other's loss
+
+
+def test_each_player_decides_from_the_view_view_of_makes() -> None:
+    """play_game's views come from ``view_of`` (a benchmark may show a player more); by default each seat's own."""
+    entrants = [parse_entrant("greedy"), parse_entrant("expert")]
+    task = schedule("threezies", entrants, 2, first_seed=5, rounds=2)[1]  # seats swapped: expert at seat 0
+    seen: list[tuple[int, str, Any]] = []
+
+    def spy(game: Any, state: Any, seat: int, entrant: Any) -> Any:
+        view = seat_view(game, state, seat, entrant)
+        assert view == game.observation(state, seat)
+        seen.append((seat, entrant.spec, view))
+        return view
+
+    result = play_game(task, view_of=spy)
+    assert result.totals == play_game(task).totals  # the same game as with the default views
+    assert {(seat, spec) for seat, spec, _ in seen} == {(0, "expert"), (1, "greedy")}
+    assert all(view["seat"] == seat and "hand" in view for seat, _, view in seen)
 
 
 @pytest.mark.parametrize("game_id", ["three-thirteen", "threezies"])
