@@ -19,10 +19,12 @@
    card by its probability of being drawn (uniform, or the belief model's).
    The seat's own root draw is enumerated rather than sampled when its
    evaluator names the zone it draws from (``draw_zone``): world ``k`` puts the
-   ``k``-th card of a fixed shuffle of the unseen cards on top of that zone
-   (the rest dealt as usual around it), and levels 3-5 sample at least one
-   world per unseen card, so every card the draw could take is weighed once,
-   each with its exact probability.
+   ``k``-th card of a fixed shuffle of the distinct unseen cards on top of that
+   zone (the rest dealt as usual around it), and levels 3-5 sample at least one
+   world per distinct unseen card, so every card the draw could take is weighed,
+   each with its exact probability: a world counts as many times as its top
+   card has unseen copies (with two decks, two copies of a card are one world of
+   weight 2, not two worlds).
 3. **Leaves** are scored by the game's evaluator (:mod:`ai.evaluate`):
    the expected round margin in points from the seat's side, and the chance of
    winning the round.
@@ -54,6 +56,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -166,12 +169,14 @@ def search(
     deal = ev.deal(game, view) if use_belief else None
     deadline = start + time_ms / 1000.0 if time_ms is not None else None
 
-    # The root draw as a chance node: world k puts the k-th of a fixed shuffle of the unseen cards on top
-    # of the drawn zone, so the worlds draw distinct cards, and at least one world per unseen card
-    # (exact_draws) weights each card by exactly its probability.
+    # The root draw as a chance node: world k puts the k-th of a fixed shuffle of the distinct unseen cards
+    # on top of the drawn zone, weighted by that card's unseen copies, and at least one world per distinct
+    # card (exact_draws) weights each card by exactly its probability.
     tops: list[Card] = []
+    copies: Counter[Card] = Counter()
     if ev.draw_zone is not None and ev.draws_now(game, view):
-        tops = game.unseen_cards(view)
+        copies = Counter(game.unseen_cards(view))
+        tops = sorted(copies)
         random.Random(f"ai/{seed}/tops").shuffle(tops)
         if lv.exact_draws:
             target = max(target, len(tops))
@@ -217,11 +222,13 @@ def search(
                 break
         t0 = time.perf_counter()
         wrng = random.Random(f"ai/{seed}/{done}")
-        world_deal = _top_card_deal(deal, ev.draw_zone, tops[done % len(tops)]) if tops else deal
+        top = tops[done % len(tops)] if tops else None
+        world_deal = _top_card_deal(deal, ev.draw_zone, top) if top is not None else deal
+        weight = copies[top] if top is not None else 1
         world = game.determinize(view, wrng, deal=world_deal)
         for i in active:
             runner = _Runner(game, ev, seat, world, orbits, random.Random(f"ai/{seed}/{done}/policy"))
-            stats[i].add(runner.after_move(world, legal[i]))
+            stats[i].add(runner.after_move(world, legal[i]), weight)
         if done == 0:
             first = time.perf_counter() - t0
         else:
@@ -298,34 +305,44 @@ def _check_view(view: Observation) -> int:
 
 
 class _Stats:
-    __slots__ = ("n", "sum", "sum_sq", "wins")
+    """Weighted leaf statistics of one root move (a world's weight: its top card's unseen copies, else 1)."""
+
+    __slots__ = ("n", "sum", "sum_sq", "weight", "weight_sq", "wins")
 
     def __init__(self) -> None:
-        self.n = 0
+        self.n = 0  # worlds
+        self.weight = 0.0
+        self.weight_sq = 0.0
         self.sum = 0.0
         self.sum_sq = 0.0
         self.wins = 0.0
 
-    def add(self, leaf: Leaf) -> None:
+    def add(self, leaf: Leaf, weight: float = 1) -> None:
         self.n += 1
-        self.sum += leaf.value
-        self.sum_sq += leaf.value * leaf.value
-        self.wins += leaf.win
+        self.weight += weight
+        self.weight_sq += weight * weight
+        self.sum += weight * leaf.value
+        self.sum_sq += weight * leaf.value * leaf.value
+        self.wins += weight * leaf.win
 
     @property
     def mean(self) -> float:
-        return self.sum / self.n if self.n else -math.inf
+        return self.sum / self.weight if self.n else -math.inf
 
     @property
     def win(self) -> float:
-        return self.wins / self.n if self.n else 0.0
+        return self.wins / self.weight if self.n else 0.0
 
     @property
     def stderr(self) -> float:
+        """The weighted mean's standard error (the plain one when every weight is 1)."""
         if self.n < 2:
             return math.inf
-        var = max(0.0, (self.sum_sq - self.sum * self.sum / self.n) / (self.n - 1))
-        return math.sqrt(var / self.n)
+        w, w2 = self.weight, self.weight_sq
+        var = max(0.0, (self.sum_sq - self.sum * self.sum / w) / (w - w2 / w))  # unbiased, reliability weights
+        if w2 == w:  # every weight 1
+            return math.sqrt(var / w)
+        return math.sqrt(var * w2) / w  # the mean's variance: var * sum(w^2) / sum(w)^2
 
 
 def _prune(active: list[int], stats: dict[int, _Stats]) -> list[int]:

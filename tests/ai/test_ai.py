@@ -265,6 +265,41 @@ def test_a_root_stock_draw_is_averaged_over_every_unseen_card(monkeypatch):
     assert sorted(tops[1:]) == unseen  # tops[0] is the root's world, which only lists the legal moves
 
 
+def test_with_two_decks_each_distinct_card_is_one_world_weighted_by_its_copies(monkeypatch):
+    # three players deal from two decks: a card with two unseen copies is drawn twice as often, and is one world
+    # of weight 2 (not two worlds)
+    from collections import Counter
+
+    from ai import search as search_module
+    from ai.evaluate import Leaf
+
+    game = get_game("three-thirteen")
+    state = game.new_match(3, seed=12)
+    view = game.observation(state, state.to_move)
+    assert view["phase"] == "draw"
+    copies = Counter(game.unseen_cards(view))
+    assert max(copies.values()) == 2 and len(copies) < sum(copies.values())
+    tops: list[int] = []
+
+    def leaf_of_top(self, state, move):  # a leaf worth the code of the card on top of the world's stock
+        tops.append(self.top)
+        return Leaf(float(self.top), 0.5)
+
+    real_init = search_module._Runner.__init__
+
+    def init(self, game, ev, seat, root, orbits, rng):
+        real_init(self, game, ev, seat, root, orbits, rng)
+        self.top = root.stock[-1]
+
+    monkeypatch.setattr(search_module._Runner, "__init__", init)
+    monkeypatch.setattr(search_module._Runner, "after_move", leaf_of_top)
+    d = choose_move(game, view, seed=3)
+    assert d.samples == len(copies)  # one world per distinct unseen card (more than level 3's 24)
+    assert sorted(set(tops)) == sorted(copies) and len(tops) == 2 * len(copies)  # each world: stock and discard
+    weighted = sum(c * n for c, n in copies.items()) / sum(copies.values())
+    assert [a["value"] for a in d.alternatives] == [pytest.approx(weighted, abs=1e-3)] * 2
+
+
 def test_top_card_deal_keeps_the_deal_consistent():
     from ai.search import _top_card_deal
 
