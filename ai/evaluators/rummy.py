@@ -34,7 +34,7 @@ with the solver only when the card could join a meld at all); discard the card
 that leaves the least deadwood, ties to the highest card.
 
 Costly solver calls are cached per hand (the same hands recur across the
-sampled worlds and candidate moves): :func:`deadwood`, :func:`discard_scores`
+sampled worlds and candidate moves): :func:`deadwood`, :func:`least_after_discard`, :func:`discard_scores`
 and :func:`after_one_draw` keep tables per :class:`~engine.melds.MeldRules`,
 bounded per process. What was tried and measured for this leaf, and dropped
 (a belief model among others): ``docs/ai-notes.md``.
@@ -59,6 +59,7 @@ MELDED_NOT_OUT = 1.0  # expected score of a fully melded hand that has not gone 
 # reaches its limit is emptied. A full set of tables holds well under 100 MB (bench/ai_memory.py).
 RULES_KEPT = 2
 DEADWOOD_LIMIT = 150_000
+LEAST_LIMIT = 150_000
 DISCARDS_LIMIT = 40_000  # each entry holds a dict of the hand's discards
 ONE_DRAW_LIMIT = 60_000
 
@@ -66,11 +67,12 @@ ONE_DRAW_LIMIT = 60_000
 class _Tables:
     """Per-rules caches of the solver's answers (the same hands recur across worlds and candidates)."""
 
-    __slots__ = ("deadwood", "discards", "one_draw", "rules", "unseen_ids")
+    __slots__ = ("deadwood", "discards", "least", "one_draw", "rules", "unseen_ids")
 
     def __init__(self, rules: melds.MeldRules):
         self.rules = rules
         self.deadwood: dict[tuple[Card, ...], int] = {}
+        self.least: dict[tuple[Card, ...], int] = {}
         self.discards: dict[tuple[Card, ...], dict[Card, int]] = {}
         # keyed by (hand, the id of the unseen cards drawn from, meld bonus): the unseen tuple (up to 50
         # cards, the same for every hand of a decision) is stored once, in unseen_ids
@@ -78,7 +80,7 @@ class _Tables:
         self.unseen_ids: dict[tuple[Card, ...], int] = {}
 
     def sizes(self) -> int:
-        return len(self.deadwood) + len(self.discards) + len(self.one_draw)
+        return len(self.deadwood) + len(self.least) + len(self.discards) + len(self.one_draw)
 
 
 _caches: dict[int, _Tables] = {}
@@ -120,6 +122,21 @@ def discard_scores(hand: tuple[Card, ...], rules: melds.MeldRules) -> dict[Card,
         if len(table) >= DISCARDS_LIMIT:
             table.clear()
         got = table[hand] = melds.discard_scores(hand, rules)
+    return got
+
+
+def least_after_discard(hand: tuple[Card, ...], rules: melds.MeldRules) -> int:
+    """Cached least deadwood left by one discard from a sorted hand tuple: ``min(discard_scores(hand))``,
+    by :func:`engine.melds.best_discard` (which stops at the best card instead of solving every discard)."""
+    table = _cache(rules).least
+    got = table.get(hand)
+    if got is None:
+        scores = _cache(rules).discards.get(hand)
+        if scores is not None:
+            return min(scores.values())
+        if len(table) >= LEAST_LIMIT:
+            table.clear()
+        got = table[hand] = melds.best_discard(hand, rules).score
     return got
 
 
@@ -185,7 +202,7 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
     if len(table) >= ONE_DRAW_LIMIT:
         table.clear()
     dw = deadwood(hand, rules)
-    base = min(discard_scores(hand, rules).values())
+    base = least_after_discard(hand, rules)
     shape = _shape(hand, rules)
     exact = shape[2] >= 2  # two wilds meld with any card
     values = rules.values
@@ -193,7 +210,7 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
     for card in unseen:
         plain = min(dw, base + values[card])  # what the card leaves if it joins no meld
         if exact or is_useful(card, shape, rules):
-            best = min(discard_scores(tuple(sorted((*hand, card))), rules).values())
+            best = least_after_discard(tuple(sorted((*hand, card))), rules)
             total += best - meld_bonus * (plain - best)  # best <= plain: the card may always stay unmelded
         else:
             total += plain
@@ -349,7 +366,7 @@ class RummyEvaluator(Evaluator):
             now = deadwood(key, rules)
             # what a stock draw is worth: the mean least deadwood after it and the best discard
             stock = after_one_draw(key, rules, tuple(sorted(unseen))) if unseen else float(now)
-            better = sum(1 for c in unseen if min(discard_scores(tuple(sorted((*hand, c))), rules).values()) < now)
+            better = sum(1 for c in unseen if least_after_discard(tuple(sorted((*hand, c))), rules) < now)
             odds = f"{better} of the {len(unseen)} unseen cards would lower it"
             if not view["discard"]:
                 return f"draws from the stock (no discard to take): deadwood {now} now, {odds}"
@@ -389,7 +406,7 @@ def _after_taking(hand: tuple[Card, ...], top: Card, rules: melds.MeldRules, red
     """The least deadwood of ``hand`` after taking ``top`` from the discard pile and its best discard."""
     if not is_useful(top, _shape(hand, rules), rules) and sum(1 for c in hand if rules.is_wild(c)) < 2:
         dw = deadwood(hand, rules)
-        return float(min(dw, min(discard_scores(hand, rules).values()) + rules.values[top]))
+        return float(min(dw, least_after_discard(hand, rules) + rules.values[top]))
     scores = discard_scores(tuple(sorted((*hand, top))), rules)
     return float(min((v for c, v in scores.items() if c != top or rediscard), default=99))
 

@@ -244,6 +244,21 @@ def test_rummy_leaf_after_one_draw_is_the_exact_mean_over_every_draw(game_id, da
     assert after_one_draw(hand, rules, unseen, 0.5) == pytest.approx(bonus)
 
 
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_rummy_least_after_discard_is_the_least_of_every_discard(data):
+    # the leaf asks only for the best discard's deadwood (engine.melds.best_discard): it must be the least of the
+    # deadwood every discard leaves, with two decks (identical cards) and wilds too
+    from ai.evaluators.rummy import least_after_discard
+
+    game = get_game("three-thirteen")
+    round_no = data.draw(st.integers(1, 11))
+    rules = game.meld_rules({"aces": data.draw(st.sampled_from(["low", "high_or_low"]))}, round_no)
+    deck = data.draw(st.permutations([*range(52), *range(52)]))
+    hand = tuple(sorted(deck[: game.deal_size(round_no) + 1]))
+    assert least_after_discard(hand, rules) == min(melds.discard_scores(hand, rules).values())
+
+
 def test_a_root_stock_draw_is_averaged_over_every_unseen_card(monkeypatch):
     # the draw is a chance node: the worlds put each unseen card on top of the stock exactly once
     game = get_game("three-thirteen")
