@@ -38,7 +38,7 @@
    than 3 standard errors each) stop being sampled.
 
 **A work budget, not a clock.** A level fixes its work: ``samples`` worlds
-(at least one per unseen card for a root draw, with ``exact_draws``), pruned
+(at least one per distinct unseen card for a root draw, with ``exact_draws``), pruned
 every ``batch`` worlds, the look-ahead and the candidates. So a decision is a
 function of ``(view, level, seed)`` only: the same on a busy machine as on an
 idle one, in a fresh process as in a warm one. ``time_ms`` is an upper bound a
@@ -72,7 +72,7 @@ class Level:
     """One playing strength: its work budget (worlds, look-ahead, candidates), not a time."""
 
     number: int
-    samples: int  # worlds to evaluate (the work budget; with exact_draws at least one per unseen card)
+    samples: int  # worlds to evaluate (the work budget; with exact_draws at least one per distinct unseen card)
     orbits: int  # how many times control returns to the seat before the leaf (0: end of own turn)
     candidates: int  # root moves searched; the rest are cut by a one-ply estimate
     batch: int  # worlds between two prunings (from 1 + batch worlds on, once 8 are in)
