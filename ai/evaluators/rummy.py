@@ -56,10 +56,11 @@ MELDED_NOT_OUT = 1.0  # expected score of a fully melded hand that has not gone 
 
 # The caches are bounded per process (issue 15: one worker reached 2.33 GB): at most RULES_KEPT rule sets
 # (a round's wild rank and aces option) keep tables, the least recently used is dropped, and a table that
-# reaches its limit is emptied. A full set of tables holds well under 100 MB (bench/ai_memory.py).
+# reaches its limit is emptied. A full set of tables of 14-card hands holds about 100 MB (deadwood 28, least 20,
+# discards 33, one_draw 17); bench/ai_memory.py measures a whole process.
 RULES_KEPT = 2
 DEADWOOD_LIMIT = 150_000
-LEAST_LIMIT = 150_000
+LEAST_LIMIT = 100_000  # about 20 MB of 14-card hands
 DISCARDS_LIMIT = 40_000  # each entry holds a dict of the hand's discards
 ONE_DRAW_LIMIT = 60_000
 

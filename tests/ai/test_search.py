@@ -181,6 +181,7 @@ def test_rummy_caches_stay_within_their_limits(monkeypatch):
     from ai.evaluators import rummy
 
     monkeypatch.setattr(rummy, "DEADWOOD_LIMIT", 50)
+    monkeypatch.setattr(rummy, "LEAST_LIMIT", 40)
     monkeypatch.setattr(rummy, "DISCARDS_LIMIT", 20)
     monkeypatch.setattr(rummy, "ONE_DRAW_LIMIT", 30)
     monkeypatch.setattr(rummy, "_caches", {})
@@ -195,6 +196,7 @@ def test_rummy_caches_stay_within_their_limits(monkeypatch):
             assert rummy.deadwood(hand, rules) == melds.min_deadwood(hand, rules)
             tables = rummy._cache(rules)
             assert len(tables.deadwood) <= 50 and len(tables.discards) <= 20 and len(tables.one_draw) <= 30
+            assert 0 < len(tables.least) <= 40
             assert len(rummy._caches) <= rummy.RULES_KEPT
             assert got == pytest.approx(rummy.after_one_draw(hand, rules, unseen))  # the same after a clear
 
