@@ -111,6 +111,9 @@ def test_a_worker_killed_mid_turn_loses_nothing_and_the_turn_is_played_once(own_
         assert view["version"] == 2  # draw and discard: the turn, once
         log = client.get(f"/v1/matches/{mid}/log").get_json()["entries"]
         assert [(e["version"], e["seat"], e["ai"]) for e in log] == [(1, 0, True), (2, 0, True)]
+        # the worker saves the turn, then finishes the job (acknowledged, deleted, its cost released): the
+        # human may see the turn a moment before the job is gone
+        wait_for("the job to be finished", lambda: plain.xlen("ct:{ai}:jobs") == 0, timeout=30)
         taken_over = [p for p in pending(plain) if p["message_id"] == entry]
         assert not taken_over and plain.xlen("ct:{ai}:jobs") == 0  # done, acknowledged, deleted
         assert int(plain.get("ct:{ai}:cost") or 0) == 0
