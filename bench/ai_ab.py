@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ai_strength import summarize
 
 from ai.tournament import (
+    Entrant,
     GameResult,
     GameTask,
     mean_interval,
@@ -57,13 +58,20 @@ from ai.tournament import (
     tuned_evaluator,
 )
 from engine.cards import CARD_NAMES
+from engine.game import Game, Observation, State
 from engine.registry import get_game
 
 
-def revealed_view(game: Any, state: Any, seat: int, entrant: Any) -> dict[str, Any]:
+@functools.cache
+def reveals(spec: str) -> bool:
+    """Whether the variant named ``spec`` is shown the other seats' hands."""
+    return bool(parse_variant(spec).get("reveal"))
+
+
+def revealed_view(game: Game, state: State, seat: int, entrant: Entrant) -> Observation:
     """The seat's view; for a ``reveal`` variant (its spec says so), with the others' hands shown as known."""
     view = game.observation(state, seat)
-    if not entrant.is_ai or not parse_variant(entrant.spec).get("reveal") or not hasattr(state, "hands"):
+    if not entrant.is_ai or not reveals(entrant.spec) or not hasattr(state, "hands"):
         return view
     for zone in view["hidden"]:
         if zone.get("zone") == "hand" and "seat" in zone:
@@ -131,10 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.games, args.rounds, args.time_ms = args.players, 2, args.time_ms or 20
     game = get_game(args.game)
-    variants = {v: parse_variant(v) for v in args.variants}
+    # each variant's evaluator settings (``reveal`` is not one: revealed_view reads it from the variant's name)
+    variants = {v: {k: x for k, x in parse_variant(v).items() if k != "reveal"} for v in args.variants}
     for overrides in variants.values():
         try:
-            tuned_evaluator(game, {k: v for k, v in overrides.items() if k != "reveal"})
+            tuned_evaluator(game, overrides)
         except (KeyError, ValueError) as exc:
             raise SystemExit(str(exc)) from None
     opponent = parse_entrant(args.opponent)
@@ -142,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     per_variant: list[list[GameTask]] = []
     for name, overrides in variants.items():
         ai = dataclasses.replace(parse_entrant(f"ai:{args.level}", args.time_ms), spec=name,
-                                 evaluator=tuple(sorted((k, v) for k, v in overrides.items() if k != "reveal")))
+                                 evaluator=tuple(sorted(overrides.items())))
         lineup = [ai] + [opponent] * (args.players - 1)
         per_variant.append(schedule(args.game, lineup, max(args.players, args.games), first_seed=args.first_deal,
                                     rounds=args.rounds))

@@ -129,10 +129,11 @@ def discard_scores(hand: tuple[Card, ...], rules: melds.MeldRules) -> dict[Card,
 def least_after_discard(hand: tuple[Card, ...], rules: melds.MeldRules) -> int:
     """Cached least deadwood left by one discard from a sorted hand tuple: ``min(discard_scores(hand))``,
     by :func:`engine.melds.best_discard` (which stops at the best card instead of solving every discard)."""
-    table = _cache(rules).least
+    tables = _cache(rules)
+    table = tables.least
     got = table.get(hand)
     if got is None:
-        scores = _cache(rules).discards.get(hand)
+        scores = tables.discards.get(hand)
         if scores is not None:
             return min(scores.values())
         if len(table) >= LEAST_LIMIT:
