@@ -130,18 +130,26 @@ class LeastScoreEvaluator(Evaluator):
         return best_shed.cache_info().currsize
 
     def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
-        """The deal's real scores, plus :attr:`knockout_value` for each player the deal knocked out (R6):
-        minus it for the seat itself, plus its share for another."""
-        leaf = super().round_result(game, state, seat, round_index)
-        if not self.knockout_value:
-            return leaf
+        """The deal's real scores among the players dealt in (those knocked out before it score 0 and are
+        not counted: R6), plus :attr:`knockout_value` for each player the deal knocked out: minus it for the
+        seat itself, plus its share for another."""
+        assert isinstance(state, ls.LeastScoreState)
         scores = state.round_scores[round_index]
         threshold = state.options["threshold"]
+        later = state.round_scores[round_index:]
+        dealt = [i for i, t in enumerate(state.totals) if t - sum(r[i] for r in later) <= threshold or i == seat]
+        others = [scores[i] for i in dealt if i != seat]
+        mine = scores[seat]
+        best = min(scores[i] for i in dealt)
+        win = 0.0 if mine != best else 1.0 / sum(1 for i in dealt if scores[i] == best)
+        leaf = Leaf((sum(others) / len(others) if others else 0.0) - mine, win)
+        if not self.knockout_value:
+            return leaf
         knocked = [i for i, t in enumerate(state.totals) if t > threshold >= t - scores[i]]
         if not knocked:
             return leaf
-        others = max(1, state.num_players - 1)
-        bonus = sum(-1.0 if i == seat else 1.0 / others for i in knocked) * self.knockout_value
+        share = max(1, state.num_players - 1)
+        bonus = sum(-1.0 if i == seat else 1.0 / share for i in knocked) * self.knockout_value
         return Leaf(leaf.value + bonus, leaf.win)
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:

@@ -10,6 +10,7 @@ import pytest
 
 from ai import LEVELS, choose_move
 from ai.evaluators.least_score import EVALUATOR, declare_gain, hidden_total_odds
+from engine.games.least_score import LeastScoreState
 from engine.registry import get_game
 
 GAME = get_game("least-score")
@@ -72,3 +73,27 @@ def test_the_search_samples_the_levels_worlds_times_the_evaluators_scale() -> No
         decision = choose_move(GAME, GAME.observation(state, 0), level=level, seed=1)
         assert decision.samples == round(LEVELS[level].samples * EVALUATOR.sample_scale)
         assert decision.samples > LEVELS[level].samples  # Least Score's worlds are cheap: it takes more
+
+
+def _endgame() -> LeastScoreState:
+    """Four seats, two knocked out (R6): seat 0 holds 6 points against seat 2's four hidden cards."""
+    return GAME.from_setup(4, {"hands": [["AC", "2D", "3H"], [], ["9S", "KH", "QD", "8C"], []], "floor": ["5S"],
+                               "played": [True, False, True, False], "out": [False, True, False, True],
+                               "totals": [80, 104, 90, 120], "to_move": 0, "dealer": 3}, seed=3)
+
+
+def test_a_deal_is_scored_among_the_players_dealt_in_not_those_knocked_out_before_it() -> None:
+    after = GAME.apply(_endgame(), {"type": "declare"})[0]
+    assert after.round_scores[-1] == [0, 0, 31, 0]  # the two out seats score 0 (R5 among the players in)
+    leaf = EVALUATOR.round_result(GAME, after, 0, len(after.round_scores) - 1)
+    assert leaf.value == 31.0  # seat 2's 31, not the mean over three seats
+    assert leaf.win == 1.0  # the knocked-out seats' zeros do not tie the declarer's
+    lost = EVALUATOR.round_result(GAME, after, 2, len(after.round_scores) - 1)
+    assert (lost.value, lost.win) == (-31.0, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_with_two_players_left_the_ai_declares_a_hand_that_is_clearly_the_lowest(seed: int) -> None:
+    state = _endgame()
+    decision = choose_move(GAME, GAME.observation(state, 0), level=3, seed=seed)
+    assert decision.move == {"type": "declare"}
