@@ -133,11 +133,11 @@ class LeastScoreEvaluator(Evaluator):
         """The deal's real scores among the players dealt in (those knocked out before it score 0 and are
         not counted: R6), plus :attr:`knockout_value` for each player the deal knocked out: minus it for the
         seat itself, plus its share for another."""
-        assert isinstance(state, ls.LeastScoreState)
         scores = state.round_scores[round_index]
         threshold = state.options["threshold"]
         later = state.round_scores[round_index:]
-        dealt = [i for i, t in enumerate(state.totals) if t - sum(r[i] for r in later) <= threshold or i == seat]
+        before = [t - sum(r[i] for r in later) for i, t in enumerate(state.totals)]  # the totals the deal began with
+        dealt = [i for i, t in enumerate(before) if t <= threshold or i == seat]
         others = [scores[i] for i in dealt if i != seat]
         mine = scores[seat]
         best = min(scores[i] for i in dealt)
@@ -145,7 +145,7 @@ class LeastScoreEvaluator(Evaluator):
         leaf = Leaf((sum(others) / len(others) if others else 0.0) - mine, win)
         if not self.knockout_value:
             return leaf
-        knocked = [i for i, t in enumerate(state.totals) if t > threshold >= t - scores[i]]
+        knocked = [i for i in dealt if before[i] + scores[i] > threshold]
         if not knocked:
             return leaf
         share = max(1, state.num_players - 1)
