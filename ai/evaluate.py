@@ -69,19 +69,26 @@ class Evaluator:
         its play gives its lower levels a plainer leaf, so that each level plays better than the one below."""
         return self
 
+    def round_seats(self, state: State, seat: int, round_index: int) -> list[int]:
+        """The seats a finished round is judged among (default: every seat; ``seat`` is always one)."""
+        return list(range(len(state.round_scores[round_index])))
+
     def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
-        """The exact leaf of a finished round (``state.round_scores[round_index]`` exists)."""
+        """The exact leaf of a finished round (``state.round_scores[round_index]`` exists): the seat's margin
+        over the mean of the others of :meth:`round_seats`, and its share of the best score among them."""
         scores = state.round_scores[round_index]
-        others = [s for i, s in enumerate(scores) if i != seat]
+        seats = self.round_seats(state, seat, round_index)
+        others = [scores[i] for i in seats if i != seat]
         mean_other = sum(others) / len(others) if others else 0.0
         mine = scores[seat]
+        counted = [scores[i] for i in seats]
         if game.info.lower_score_wins:
             margin = mean_other - mine
-            best = min(scores)
+            best = min(counted)
         else:
             margin = mine - mean_other
-            best = max(scores)
-        win = 0.0 if mine != best else 1.0 / sum(1 for s in scores if s == best)
+            best = max(counted)
+        win = 0.0 if mine != best else 1.0 / counted.count(best)
         return Leaf(margin, win)
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:

@@ -97,6 +97,12 @@ def _pick_value(floor: list[int]) -> float:
     return min(cheapest, MEAN_DECK_VALUE)
 
 
+def _totals_before(state: State, round_index: int) -> list[int]:
+    """Each seat's total when deal ``round_index`` began: its total now less that deal's and later deals' scores."""
+    later = state.round_scores[round_index:]
+    return [t - sum(r[i] for r in later) for i, t in enumerate(state.totals)]
+
+
 class LeastScoreEvaluator(Evaluator):
     margin_scale = 6.0
     next_turn_weight = 0.5  # how much of a seat's next-turn shedding counts at a leaf
@@ -129,23 +135,20 @@ class LeastScoreEvaluator(Evaluator):
     def cache_entries(self) -> int:
         return best_shed.cache_info().currsize
 
-    def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
-        """The deal's real scores among the players dealt in (those knocked out before it score 0 and are
-        not counted: R6), plus :attr:`knockout_value` for each player the deal knocked out: minus it for the
-        seat itself, plus its share for another."""
-        scores = state.round_scores[round_index]
+    def round_seats(self, state: State, seat: int, round_index: int) -> list[int]:
+        """The players dealt in: a player knocked out before the deal scores 0 in it and is not counted (R6)."""
         threshold = state.options["threshold"]
-        later = state.round_scores[round_index:]
-        before = [t - sum(r[i] for r in later) for i, t in enumerate(state.totals)]  # the totals the deal began with
-        dealt = [i for i, t in enumerate(before) if t <= threshold or i == seat]
-        others = [scores[i] for i in dealt if i != seat]
-        mine = scores[seat]
-        best = min(scores[i] for i in dealt)
-        win = 0.0 if mine != best else 1.0 / sum(1 for i in dealt if scores[i] == best)
-        leaf = Leaf((sum(others) / len(others) if others else 0.0) - mine, win)
+        return [i for i, t in enumerate(_totals_before(state, round_index)) if t <= threshold or i == seat]
+
+    def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
+        """The deal's real scores among the players dealt in, plus :attr:`knockout_value` for each player the
+        deal knocked out: minus it for the seat itself, plus its share for another."""
+        leaf = super().round_result(game, state, seat, round_index)
         if not self.knockout_value:
             return leaf
-        knocked = [i for i in dealt if before[i] + scores[i] > threshold]
+        scores = state.round_scores[round_index]
+        threshold = state.options["threshold"]
+        knocked = [i for i, t in enumerate(_totals_before(state, round_index)) if t <= threshold < t + scores[i]]
         if not knocked:
             return leaf
         share = max(1, state.num_players - 1)
