@@ -6,7 +6,7 @@ more than four wilds, the wild limits that cap wilds per meld), and the builder 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import product
 from typing import Any, Protocol
 
@@ -29,6 +29,7 @@ class Precomputed(Protocol):
     absorbing: bool  # every wild joins a meld once a natural is melded
     all_wild_ok: bool  # a meld of wilds alone is legal
     all_wild_size: int
+    memo: dict[int, int]  # :func:`_search_absorbing`'s, kept across calls
 
 
 def solve_by_search(solver: Precomputed, hand: Sequence[Card], want: bool) -> tuple[int, int, list[Card] | None]:
@@ -104,80 +105,122 @@ def _search_absorbing(solver: Precomputed, naturals: tuple[Card, ...], wild_w: l
     natural left in its span (swapping it in for the wild there is never
     worse, even with duplicates: the wild can stand for it in the other
     meld), so runs take the next available ranks in a row.
+
+    The best melded weight of (cards left, wilds left) does not depend on
+    the cards already melded, so it is memoised in ``solver.memo``, which
+    outlives the call: the hands one decision asks about differ by a card
+    or two and share most of their sub-problems. The cards left are a
+    multiset packed in one int (:data:`_PER_CARD` bits a card code, its
+    count). The plan is rebuilt from the memo: at each step the first choice
+    (in the order tried) that reaches the memoised best.
     """
-    wt = solver.weight
     n_wild = len(wild_w)
-    min_set, min_run, ace_high = solver.min_set, solver.min_run, solver.ace_high
-    memo: dict[tuple[tuple[Card, ...], int], tuple[int, Any]] = {}
-
-    def solve(rest: tuple[Card, ...], lo: int) -> int:
-        key = (rest, lo)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit[0]
-        if not rest:
-            memo[key] = (0, None)
-            return 0
-        c = rest[0]
-        tail = rest[1:]
-        best = solve(tail, lo)
-        choice: Any = None
-        rank = c % 13
-        same = [x for x in tail if x % 13 == rank]
-        kinds = sorted(set(same))
-        smallest = min_set if len(same) + 1 >= min_set else 1  # a short set is never needed then
-        for picks in product(*[range(same.count(x) + 1) for x in kinds]):
-            taken = [c] + [x for x, p in zip(kinds, picks, strict=True) for _ in range(p)]
-            k = len(taken)
-            if k < smallest:
-                continue
-            need = min_set - k if k < min_set else 0
-            if lo + need > n_wild:
-                continue
-            rest2 = _remove(tail, taken[1:])
-            v = sum(wt[x] for x in taken) + solve(rest2, lo + need)
-            if v > best:
-                best = v
-                choice = ("set", tuple(taken), need, INF, (rest2, lo + need))
-        suit = c // 13
-        p = c % 13 + 1
-        higher = sorted({x for x in tail if x // 13 == suit and x != c})
-        for place in [1, 14] if (p == 1 and ace_high) else [p]:
-            if place == 14:
-                runs = [higher[len(higher) - j:] for j in range(1, len(higher) + 1)]
-            else:
-                runs = [higher[:j] for j in range(len(higher) + 1)]
-            for picked in runs:
-                k = 1 + len(picked)
-                span = 14 - picked[0] % 13 if place == 14 else (picked[-1] % 13 + 2 - p if picked else 1)
-                if span > MAX_RUN:
-                    break
-                need = span - k + (min_run - span if span < min_run else 0)
-                if lo + need > n_wild:
-                    continue
-                rest2 = _remove(tail, picked)
-                v = wt[c] + sum(wt[x] for x in picked) + solve(rest2, lo + need)
-                if v > best:
-                    best = v
-                    choice = ("run", (c, *picked), need, MAX_RUN - k, (rest2, lo + need), place)
-        memo[key] = (best, choice)
-        return best
-
-    natural = solve(naturals, 0)
+    memo = solver.memo
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+    m = 0
+    for c in naturals:
+        m += 1 << _PER_CARD * c
+    natural = _best(solver, memo, m, n_wild)
     used = n_wild if natural > 0 or (solver.all_wild_ok and n_wild >= solver.all_wild_size) else 0
     value = natural + sum(wild_w[:used])
     if not want:
         return value, None
-    melds = []
-    key = (naturals, 0)
-    while key[0]:
-        _, choice = memo[key]
-        if choice is None:
-            key = (key[0][1:], key[1])
-            continue
-        melds.append(choice)
-        key = choice[4]
+    melds: list[tuple[Any, ...]] = []
+    free = n_wild
+    while m:
+        target = _best(solver, memo, m, free)
+        for gain, m2, need, meld in _choices(solver, m, free):
+            if gain + _best(solver, memo, m2, free - need) == target:
+                if meld is not None:
+                    c = ((m & -m).bit_length() - 1) // _PER_CARD
+                    kind, cards, picks = meld
+                    if kind == "set":
+                        taken = [c] + [x for (x, _), p in zip(cards, picks, strict=True) for _ in range(p)]
+                        melds.append(("set", tuple(taken), need, INF, None))
+                    else:
+                        melds.append(("run", (c, *cards), need, MAX_RUN - 1 - len(cards), None, kind))
+                m, free = m2, free - need
+                break
     return value, (melds, used)
+
+
+MEMO_LIMIT = 200_000  # entries of one solver's memo
+_PER_CARD = 8  # bits a card code in a packed multiset: hands have fewer than SCALE (256) cards
+_ONE = [1 << _PER_CARD * c for c in range(52)]
+_COUNT = (1 << _PER_CARD) - 1
+
+
+def _best(solver: Precomputed, memo: dict[int, int], m: int, free: int) -> int:
+    """The most weight of the packed naturals ``m`` that melds with ``free`` wilds, memoised."""
+    key = m << _PER_CARD | free  # free < 256 too
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    best = 0
+    for gain, m2, need, _ in _choices(solver, m, free):
+        v = gain + _best(solver, memo, m2, free - need)
+        if v > best:
+            best = v
+    memo[key] = best
+    return best
+
+
+def _choices(solver: Precomputed, m: int, free: int) -> Iterator[tuple[int, int, int, Any]]:
+    """What may become of the lowest card of the packed naturals ``m``, in the order tried:
+    ``(weight melded, cards left, wilds needed, meld)``: left out (meld None), then each set holding it
+    (meld ``("set", [(card, count left)], counts taken)``), then each run holding it as its lowest natural, or
+    as a high ace its highest (meld ``(place of the card, the other cards, None)``)."""
+    if not m:
+        return
+    wt = solver.weight
+    min_set, min_run = solver.min_set, solver.min_run
+    c = ((m & -m).bit_length() - 1) // _PER_CARD
+    tail = m - _ONE[c]
+    yield 0, tail, 0, None
+    rank, suit = c % 13, c // 13
+    # sets: c and any sub-multiset of the cards of its rank left (its own suit and the suits above: the
+    # lower codes are gone)
+    kinds = [(x, n) for x in range(c, 52, 13) if (n := tail >> _PER_CARD * x & _COUNT)]
+    same = sum(n for _, n in kinds)
+    smallest = min_set if same + 1 >= min_set else 1  # a short set is never needed then
+    for picks in product(*[range(n + 1) for _, n in kinds]):
+        k = 1 + sum(picks)
+        if k < smallest:
+            continue
+        need = min_set - k if k < min_set else 0
+        if need > free:
+            continue
+        m2 = tail
+        gain = wt[c]
+        for (x, _), p in zip(kinds, picks, strict=True):
+            if p:
+                m2 -= p * _ONE[x]
+                gain += p * wt[x]
+        yield gain, m2, need, ("set", kinds, picks)
+    # runs: c and the next distinct cards of its suit (the first j, or as a high ace the last j)
+    base = 13 * suit
+    higher = [x for x in range(c + 1, base + 13) if tail >> _PER_CARD * x & _COUNT]
+    p = rank + 1
+    for place in [1, 14] if (p == 1 and solver.ace_high) else [p]:
+        if place == 14:
+            runs = [higher[len(higher) - j:] for j in range(1, len(higher) + 1)]
+        else:
+            runs = [higher[:j] for j in range(len(higher) + 1)]
+        for picked in runs:
+            k = 1 + len(picked)
+            span = 14 - picked[0] % 13 if place == 14 else (picked[-1] % 13 + 2 - p if picked else 1)
+            if span > MAX_RUN:
+                break
+            need = span - k + (min_run - span if span < min_run else 0)
+            if need > free:
+                continue
+            m2 = tail
+            gain = wt[c]
+            for x in picked:
+                m2 -= _ONE[x]
+                gain += wt[x]
+            yield gain, m2, need, (place, picked, None)
 
 
 def _search_one(solver: Precomputed, naturals: tuple[Card, ...], wild_w: list[int], want: bool) -> tuple[int, Any]:

@@ -118,6 +118,7 @@ class Solver:
         # the best discard's objective (set worth in points; items carry their best card to discard), made by
         # engine.melds.discard on first use
         self.least_deadwood_discard: Objective | None = None
+        self.memo: dict[int, int] = {}  # the general search's, by engine.melds.search
 
     def _set_options(self, objective: Objective, wilds: int, r: int, present: int, runnable: int) -> list[Leaf]:
         """The sets to try at rank ``r`` within ``wilds`` (from ``set_options``), with their worth and cards."""
@@ -450,5 +451,7 @@ def solver_for(rules: MeldRules) -> Solver:
         if len(_SOLVERS) >= 64:
             _SOLVERS.clear()
         solver = _SOLVERS[rules] = Solver(rules)
+    if _LAST_RULES is not None and _LAST_SOLVER is not solver:
+        _LAST_SOLVER.memo.clear()  # one solver's search memo is kept at a time
     _LAST_RULES, _LAST_SOLVER = rules, solver
     return solver

@@ -570,3 +570,54 @@ def test_property_go_out_discards_with_sets_of_two(cards, wild, aces):
     """min_set 2: a pair is a set without any wild (the fast path's bound must know it)."""
     rules = MeldRules(min_set=2, min_run=2, aces=aces, wild_ranks=frozenset() if wild is None else frozenset({wild}))
     assert go_out_discards(cards, rules) == going_out_cards(cards, rules)
+
+
+# --------------------------------------------------------------------------- the general search's memo
+
+TWO_DECKS_JOKERS = standard_deck(2, jokers=2)
+MEMO_RULES = st.sampled_from([
+    MeldRules(wild_ranks=frozenset({5})),
+    MeldRules(aces="high_or_low", wild_ranks=frozenset({13}), values=rummy_values(ace=15)),
+    MeldRules(wild_ranks=frozenset({9}), jokers_wild=False),
+    CONTRACT,
+])
+
+
+@settings(max_examples=300)
+@given(deals(TWO_DECKS_JOKERS, 14), deals(TWO_DECKS_JOKERS, 14, min_size=1), MEMO_RULES)
+def test_property_the_search_memo_never_changes_an_answer(first, cards, rules):
+    """Hands with two copies of a card take the general search, whose memo outlives a call: what a hand
+    gets does not depend on what was solved before it, and its arrangement is legal and optimal."""
+    solver = engine.melds.solver.solver_for(rules)
+    solver.memo.clear()
+    fresh = (min_deadwood(cards, rules), best_arrangement(cards, rules), best_discard(cards, rules))
+    solver.memo.clear()
+    min_deadwood(first, rules)
+    if first:
+        best_discard(first, rules)
+    assert (min_deadwood(cards, rules), best_arrangement(cards, rules), best_discard(cards, rules)) == fresh
+    check_arrangement(cards, rules)
+
+
+def test_the_search_memo_is_bounded(monkeypatch):
+    """The memo is cleared before a search once it holds MEMO_LIMIT entries, so it never holds more than
+    that plus what one search adds; and only the last solver used keeps one."""
+    rules = MeldRules(wild_ranks=frozenset({6}))
+    solver = engine.melds.solver.solver_for(rules)
+    monkeypatch.setattr(engine.melds.search, "MEMO_LIMIT", 50)
+    deck = standard_deck(2)
+    hands = [[deck[(i * 7 + k * 13) % len(deck)] for k in range(8)] + [deck[(i * 7) % len(deck)]] for i in range(40)]
+    one_search = 0
+    for cards in hands:
+        solver.memo.clear()
+        min_deadwood(cards, rules)
+        one_search = max(one_search, len(solver.memo))
+    solver.memo.clear()
+    sizes = []
+    for cards in hands:
+        assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+        sizes.append(len(solver.memo))
+    assert max(sizes) <= 50 + one_search
+    assert any(b < a for a, b in itertools.pairwise(sizes))  # it was cleared on the way
+    min_deadwood([0, 0, 1], MeldRules(wild_ranks=frozenset({7})))
+    assert not solver.memo  # one solver's memo is kept at a time
