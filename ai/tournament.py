@@ -258,23 +258,41 @@ def schedule(game_id: str, entrants: Sequence[Entrant], games: int, *, first_see
     return tasks
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group: the parent stops the pool and keeps what was measured
+def stop_like_ctrl_c() -> None:
+    """Make SIGINT and SIGTERM stop a run as Ctrl-C does: ``KeyboardInterrupt`` in the main thread, so that
+    :func:`play_all` stops its workers and the caller reports the games finished.
+
+    Call it from a command's main thread. A run started in the background of a script has SIGINT ignored,
+    and SIGTERM's default ends the process at once, leaving the pool's workers to play on without it.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _worker_signals() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the pool and keeps what was measured; and the
+    # pool stops a worker by SIGTERM, which must end it whatever the parent's handler was
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def play_all(tasks: Iterable[GameTask], workers: int = 1,
              play: Callable[[Any], Any] = play_game) -> Iterator[Any]:
     """``play(task)`` for each task, yielded as games finish: in this process, or in ``workers`` processes.
 
-    Stopping the iteration (or Ctrl-C in the caller) stops the workers; the games already yielded are kept.
+    Stopping the iteration (or Ctrl-C in the caller; SIGTERM too after :func:`stop_like_ctrl_c`) stops the
+    workers; the games already yielded are kept.
     """
     tasks = list(tasks)
     if workers <= 1 or len(tasks) <= 1:
         for task in tasks:
             yield play(task)
         return
-    pool = multiprocessing.Pool(min(workers, len(tasks)), initializer=_ignore_sigint)
+    pool = multiprocessing.Pool(min(workers, len(tasks)), initializer=_worker_signals)
     try:
         yield from pool.imap_unordered(play, tasks)
         pool.close()

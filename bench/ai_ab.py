@@ -35,7 +35,6 @@ import argparse
 import dataclasses
 import functools
 import json
-import signal
 import statistics
 import sys
 import time
@@ -55,6 +54,7 @@ from ai.tournament import (
     play_all,
     play_game,
     schedule,
+    stop_like_ctrl_c,
     tuned_evaluator,
 )
 from engine.cards import CARD_NAMES
@@ -134,8 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--progress", action="store_true", help="print each finished game to stderr (JSON)")
     args = parser.parse_args(argv)
-    # a run started in the background of a script has SIGINT ignored: stopping it early must still report
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stop_like_ctrl_c()  # SIGINT (even in the background) and SIGTERM stop the run; the report counts the games finished
     if args.smoke:
         args.games, args.rounds, args.time_ms = args.players, 2, args.time_ms or 20
     game = get_game(args.game)

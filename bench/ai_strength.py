@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import signal
 import sys
 import time
 from pathlib import Path
@@ -39,7 +38,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai.tournament import Entrant, GameResult, GameTask, parse_entrant, play_all, schedule, standings
+from ai.tournament import (
+    Entrant,
+    GameResult,
+    GameTask,
+    parse_entrant,
+    play_all,
+    schedule,
+    standings,
+    stop_like_ctrl_c,
+)
 from engine.registry import all_games, get_game
 
 PLAYERS = {"three-thirteen": [2, 3], "contract-rummy": [4], "least-score": [2, 4]}
@@ -89,8 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--progress", action="store_true", help="print each finished game to stderr (JSON)")
     parser.add_argument("--option", action="append", default=[], help="game option NAME=VALUE (JSON value)")
     args = parser.parse_args(argv)
-    # a run started in the background of a script has SIGINT ignored: stopping it early must still report
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stop_like_ctrl_c()  # SIGINT (even in the background) and SIGTERM stop the run; the report counts the games finished
     if args.smoke:
         args.rounds, args.time_ms = 2, args.time_ms or 20
     options = {}

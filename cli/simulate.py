@@ -16,7 +16,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai.tournament import Entrant, GameResult, parse_entrant, play_all, schedule, standings, wilson_interval
+from ai.tournament import (
+    Entrant,
+    GameResult,
+    parse_entrant,
+    play_all,
+    schedule,
+    standings,
+    stop_like_ctrl_c,
+    wilson_interval,
+)
 from cli.play import parse_options
 from engine.errors import EngineError
 from engine.game import Game
@@ -243,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
     wins = [0.0] * len(entrants)
     interrupted = False
     start = time.perf_counter()
+    stop_like_ctrl_c()  # Ctrl-C, or SIGINT / SIGTERM from a script, stops the workers and prints the table so far
     try:
         for result in play_all(tasks, workers=args.workers):
             results.append(result)

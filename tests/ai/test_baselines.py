@@ -8,8 +8,15 @@ expert beats greedy in the rummy pair.
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +29,8 @@ from engine import melds
 from engine.cards import CARD_NAMES, parse_cards
 from engine.game import Game, Observation, State, move_key
 from engine.registry import get_game
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PHASES = {
     "three-thirteen": {"draw", "discard"},
@@ -318,3 +327,46 @@ def test_the_expert_beats_greedy_on_duplicate_deals(game_id: str) -> None:
     assert expert["games"] == 24
     assert expert["win_rate"] > 0.5 > greedy["win_rate"]
     assert expert["margin_ci95"][0] > 0  # the margin's whole 95% interval favours the expert
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads a process's children from /proc")
+def test_sigterm_stops_a_benchmark_run_and_its_workers_and_it_still_reports() -> None:
+    """A benchmark stopped by SIGTERM (a script's timeout, a CI job's end) stops its pool's workers, which
+    would otherwise play on without it, and reports the games it finished."""
+    cmd = [sys.executable, "bench/ai_strength.py", "--json", "--games-only", "three-thirteen", "--players", "2",
+           "--opponents", "random", "--level", "1", "--rounds", "2", "--games", "2000", "--workers", "2",
+           "--progress"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()  # the first finished game: the pool is up
+        assert '"deal"' in first, first
+        workers = _children(proc.pid)
+        assert len(workers) == 2
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "stopped: the report counts the games finished" in err
+    played = json.loads(out)["pairings"]["three-thirteen/2p/vs-random"]
+    assert 1 <= played["games"] < 2000
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
