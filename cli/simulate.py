@@ -47,7 +47,7 @@ out. --no-rotate deals game i from SEED+i with the players in the order given.
 The table gives per player: the win rate (a shared win counts 1/k for each of k winners) with its 95%
 Wilson interval, the mean margin (points better than the others' mean, per game) with its 95% interval
 over deals, the mean final score and its spread, and the thinking time per move. --workers plays games
-in parallel processes; Ctrl-C stops and prints what was measured so far. --plot draws the score
+in parallel processes; Ctrl-C (or SIGTERM) stops and prints what was measured so far. --plot draws the score
 distributions and the win rates (missing folders are created).
 
 examples:
