@@ -107,14 +107,18 @@ def test_claiming_an_invitation_gives_the_token_once_and_starts_the_match(c: Any
     log = c.get(f"/v1/matches/{mid}/log", headers=bearer(token)).get_json()["entries"]
     assert log[0]["move"] is None and log[0]["events"] == [{"type": "seat_claimed", "seat": 1, "name": "Bea",
                                                             "open_seats": []}]
-    to_move = view["view"]["to_move"]
-    mover = {0: m["seats"][0]["token"], 1: token}.get(to_move)
+    # the AI seat (2) may have played since the claim (version 1): the view read now says whose turn it is, and
+    # at which version; while it is a person's turn nothing else moves
+    view = c.get(f"/v1/matches/{mid}", headers=bearer(token)).get_json()
+    assert view["version"] >= 1
+    mover = {0: m["seats"][0]["token"], 1: token}.get(view["view"]["to_move"])
     if mover is not None:
         legal = c.get(f"/v1/matches/{mid}/legal-moves", headers=bearer(mover)).get_json()
         assert legal["moves"]
         r = c.post(f"/v1/matches/{mid}/moves", headers=bearer(mover),
-                   json={"move": legal["moves"][0], "expected_version": 1})
+                   json={"move": legal["moves"][0], "expected_version": view["version"]})
         assert r.status_code == 200, r.get_data(as_text=True)
+        assert r.get_json()["version"] == view["version"] + 1
 
 
 def test_the_seat_path_needs_the_right_code(c: Any) -> None:
