@@ -9,7 +9,6 @@ expert beats greedy in the rummy pair.
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -342,7 +341,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads a process's children from /proc")
 def test_sigterm_stops_a_benchmark_run_and_its_workers_and_it_still_reports() -> None:
     """A benchmark stopped by SIGTERM (a script's timeout, a CI job's end) stops its pool's workers, which
     would otherwise play on without it, and reports the games it finished."""
