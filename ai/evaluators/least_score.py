@@ -13,7 +13,9 @@ search declares exactly when its estimated chance of being lowest makes the
 declare worth more than playing on.
 
 The search looks one orbit ahead (``orbit_shift`` 0), over three times the
-level's worlds (``sample_scale``; a world is cheap here): after the seat's turn the
+level's worlds (``sample_scale``; a world is cheap here), and levels 4-5 over
+five times theirs (``level_scale``: in this game more sampled deals make a
+stronger player, so the levels above the default spend them): after the seat's turn the
 others play by the model policy, so playing on is weighed against the chance
 that another hand, lower than the seat's, declares first. The **model policy**
 plays as a careful player does: it declares on the odds (:func:`declare_gain`:
@@ -26,11 +28,12 @@ shed next turn (a pair kept together, a floor card that pairs a high card).
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from ai.belief import weighted_deal
 from ai.evaluate import DealFn, Evaluator, Leaf, register_evaluator
@@ -116,6 +119,17 @@ class LeastScoreEvaluator(Evaluator):
     knockout_value = 0.0  # a deal's result is worth this much more for each player it knocks out (round_result)
     orbit_shift = 0
     sample_scale = 3.0  # a Least Score world is cheap: three times the level's worlds (measured: docs/ai-notes.md)
+    #: the worlds' scale of a level above the default, instead of sample_scale (level 4: 320 worlds to level 3's
+    #: 72; measured: docs/ai-notes.md)
+    level_scale: ClassVar[dict[int, float]] = {4: 5.0, 5: 5.0}
+
+    def for_level(self, level: int) -> Evaluator:
+        scale = self.level_scale.get(level)
+        if scale is None or scale == self.sample_scale:
+            return self
+        scaled = copy.copy(self)
+        scaled.sample_scale = scale
+        return scaled
 
     def _adjusted_totals(self, s: ls.LeastScoreState) -> dict[int, float]:
         same_suit = s.options["sequence_same_suit"]

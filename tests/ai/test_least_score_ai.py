@@ -73,6 +73,10 @@ def test_the_search_samples_the_levels_worlds_times_the_evaluators_scale() -> No
         decision = choose_move(GAME, GAME.observation(state, 0), level=level, seed=1)
         assert decision.samples == round(LEVELS[level].samples * EVALUATOR.sample_scale)
         assert decision.samples > LEVELS[level].samples  # Least Score's worlds are cheap: it takes more
+    for level in (4, 5):  # the levels above the default spend more worlds still (they play better for them)
+        decision = choose_move(GAME, GAME.observation(state, 0), level=level, seed=1)
+        assert decision.samples == round(LEVELS[level].samples * EVALUATOR.level_scale[level])
+        assert EVALUATOR.level_scale[level] > EVALUATOR.sample_scale
 
 
 def _endgame() -> LeastScoreState:
