@@ -13,9 +13,10 @@ search declares exactly when its estimated chance of being lowest makes the
 declare worth more than playing on.
 
 The search looks one orbit ahead (``orbit_shift`` 0), over three times the
-level's worlds (``sample_scale``; a world is cheap here), and levels 4-5 over
-five times theirs (``level_scale``: in this game more sampled deals make a
-stronger player, so the levels above the default spend them): after the seat's turn the
+level's worlds (``sample_scale``; a world is cheap here), level 4 over five
+times and level 5 (also one orbit: ``level_orbit_shift``) over ten times
+theirs (``level_scale``: in this game more sampled deals make a stronger
+player, so the levels above the default spend them): after the seat's turn the
 others play by the model policy, so playing on is weighed against the chance
 that another hand, lower than the seat's, declares first. The **model policy**
 plays as a careful player does: it declares on the odds (:func:`declare_gain`:
@@ -120,15 +121,19 @@ class LeastScoreEvaluator(Evaluator):
     orbit_shift = 0
     sample_scale = 3.0  # a Least Score world is cheap: three times the level's worlds (measured: docs/ai-notes.md)
     #: the worlds' scale of a level above the default, instead of sample_scale (level 4: 320 worlds to level 3's
-    #: 72; measured: docs/ai-notes.md)
-    level_scale: ClassVar[dict[int, float]] = {4: 5.0, 5: 5.0}
+    #: 72, measured: docs/ai-notes.md; level 5: 1,600)
+    level_scale: ClassVar[dict[int, float]] = {4: 5.0, 5: 10.0}
+    #: level 5 looks one orbit ahead like the levels below, not two: its extra work goes to worlds, the
+    #: dimension measured to help in this game
+    level_orbit_shift: ClassVar[dict[int, int]] = {5: -1}
 
     def for_level(self, level: int) -> Evaluator:
         scale = self.level_scale.get(level)
-        if scale is None or scale == self.sample_scale:
+        if scale is None:
             return self
         scaled = copy.copy(self)
         scaled.sample_scale = scale
+        scaled.orbit_shift = self.orbit_shift + self.level_orbit_shift.get(level, 0)
         return scaled
 
     def _adjusted_totals(self, s: ls.LeastScoreState) -> dict[int, float]:

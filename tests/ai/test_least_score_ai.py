@@ -77,6 +77,8 @@ def test_the_search_samples_the_levels_worlds_times_the_evaluators_scale() -> No
         decision = choose_move(GAME, GAME.observation(state, 0), level=level, seed=1)
         assert decision.samples == round(LEVELS[level].samples * EVALUATOR.level_scale[level])
         assert EVALUATOR.level_scale[level] > EVALUATOR.sample_scale
+        scaled = EVALUATOR.for_level(level)
+        assert LEVELS[level].orbits + scaled.orbit_shift == 1  # one orbit ahead, as levels 2-3
 
 
 def _endgame() -> LeastScoreState:
