@@ -128,12 +128,13 @@ class LeastScoreEvaluator(Evaluator):
     level_orbit_shift: ClassVar[dict[int, int]] = {5: -1}
 
     def for_level(self, level: int) -> Evaluator:
-        scale = self.level_scale.get(level)
-        if scale is None:
+        scale = self.level_scale.get(level, self.sample_scale)
+        shift = self.level_orbit_shift.get(level, 0)
+        if scale == self.sample_scale and not shift:
             return self
         scaled = copy.copy(self)
         scaled.sample_scale = scale
-        scaled.orbit_shift = self.orbit_shift + self.level_orbit_shift.get(level, 0)
+        scaled.orbit_shift = self.orbit_shift + shift
         return scaled
 
     def _adjusted_totals(self, s: ls.LeastScoreState) -> dict[int, float]:
