@@ -17,6 +17,9 @@
    real scores are the leaf). Draws from the stock are chance nodes: each
    world fixes one stock order, so averaging over worlds weights each unseen
    card by its probability of being drawn (uniform, or the belief model's).
+   A game that can afford it solves the rest of the round exactly once a
+   world is small enough (:meth:`~ai.evaluate.Evaluator.solve`: Less Than
+   Three's endgames at levels 4-5), and that value is the leaf.
    The seat's own root draw is enumerated rather than sampled when its
    evaluator names the zone it draws from (``draw_zone``): world ``k`` puts the
    ``k``-th card of a fixed shuffle of the distinct unseen cards on top of that
@@ -362,6 +365,7 @@ class _Runner:
         self.orbits = orbits
         self.rng = rng
         self.apply: Callable[..., tuple[State, Any]] = game.apply
+        self.solve = ev.solve if ev.solves else None
 
     def _finished(self, state: State) -> bool:
         return len(state.round_scores) > self.round_index or state.is_over
@@ -378,6 +382,10 @@ class _Runner:
         for _ in range(MAX_PLIES_PER_WORLD):
             if self._finished(state):
                 break
+            if self.solve is not None:
+                solved = self.solve(self.game, state, self.seat)
+                if solved is not None:
+                    return solved
             mover = state.to_move
             if mover == self.seat:
                 if others_moved:

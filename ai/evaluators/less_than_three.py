@@ -6,17 +6,26 @@ for the seat that leads next and for a sweep still in hand this round. That
 difference makes a chance of winning the race; the winner usually sheds out
 (5 + the other hand), so the expected margin weighs those points. Knocks end
 the round inside the search and are scored exactly.
+
+At levels 4 and 5 a sampled world whose two hands hold 10 cards or fewer is
+**solved** to the round's end instead (:func:`solve_round`: both hands are
+known in a sampled world, so the rest of the round is a two-player game of
+perfect information, searched exactly by alpha-beta over plays, passes,
+sweeps and knocks), so those levels play every endgame of a world exactly
+where level 3 follows the model policy.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import random
+from typing import ClassVar
 
 from ai.evaluate import Evaluator, Leaf, plural, register_evaluator
 from engine import climbing
 from engine.cards import parse_cards
-from engine.climbing import ClimbMeld
+from engine.climbing import MELD_BY_MASK, ClimbMeld
 from engine.game import Game, Move, Observation, State
 from engine.games import less_than_three as lt3
 
@@ -38,8 +47,10 @@ def plays_needed(mask: int) -> int:
         _PLAYS.clear()
         _PLAYS[0] = 0
     # the card of lowest rank: any meld holding it is a single, a set of its rank, or a run starting at it
-    low = min((c for c in range(52) if mask >> c & 1), key=lambda c: (c % 13, c))
-    rank0, suit = low % 13, low // 13
+    ranks = (mask | mask >> 13 | mask >> 26 | mask >> 39) & 0x1FFF
+    rank0 = (ranks & -ranks).bit_length() - 1
+    suit = next(s for s in range(4) if mask >> (s * 13 + rank0) & 1)
+    low = suit * 13 + rank0
     rest = mask & ~(1 << low)
     best = plays_needed(rest)
     same = [s * 13 + rank0 for s in range(4) if s != suit and rest >> (s * 13 + rank0) & 1]
@@ -59,6 +70,108 @@ def plays_needed(mask: int) -> int:
     return best + 1
 
 
+_MELDS: dict[int, list[ClimbMeld]] = {}
+_SOLVED: dict[int, tuple[float, float]] = {}  # packed position -> (lower, upper) bound of its value
+_INF = math.inf
+_UNBOUNDED = (-_INF, _INF)
+CACHE_LIMIT = 100_000  # entries of each solver table before it is cleared
+
+
+def _melds_longest_first(mask: int) -> list[ClimbMeld]:
+    """The melds of the hand ``mask``, longest first (the order that cuts the solver's search most)."""
+    got = _MELDS.get(mask)
+    if got is None:
+        if len(_MELDS) >= CACHE_LIMIT:
+            _MELDS.clear()
+        got = _MELDS[mask] = sorted(climbing.melds_in([c for c in range(52) if mask >> c & 1]),
+                                    key=lambda m: -len(m.cards))
+    return got
+
+
+def sweep_future(round_no: int) -> float:
+    """What one sweep card still held is worth over the rest of the game, from round ``round_no`` on."""
+    return SWEEP_CARD_VALUE * min(1.0, (lt3.ROUNDS - round_no) / 2)
+
+
+def solve_round(mover: int, other: int, table: int, sweeps: tuple[int, int], sweep_used: bool,
+                round_no: int) -> float:
+    """The exact value of the rest of a round with both hands known, for the seat to move.
+
+    ``mover`` and ``other`` are the two hands as card bitmasks, ``table`` the meld to answer (0 when the
+    mover leads), ``sweeps`` the sweep cards left (mover's, other's). The value is the mover's round points
+    minus the other's (R11, R12: 5 + the other's cards for shedding out, the difference in hand sizes to
+    the smaller hand on a knock) plus :func:`sweep_future` of round ``round_no`` for each sweep card the
+    mover holds more than the other at the round's end. Both play to that value (negamax with alpha-beta):
+    a pass hands the lead over (R8), a sweep keeps it (R9), a play leaving 1 or 2 cards may knock (R10).
+    Results are kept as bounds in one table shared by every call (cleared when full).
+    """
+    return _solve(mover, other, table, sweeps[0], sweeps[1], sweep_used, round_no, sweep_future(round_no),
+                  -_INF, _INF)
+
+
+def _solve(mover: int, other: int, table: int, sm: int, so: int, used: bool, round_no: int, future: float,
+           alpha: float, beta: float) -> float:
+    key = mover | other << 52 | table << 104 | sm << 156 | so << 158 | used << 160 | round_no << 161
+    lo, hi = _SOLVED.get(key, _UNBOUNDED)
+    if lo >= beta or lo == hi:
+        return lo
+    if hi <= alpha:
+        return hi
+    if lo > alpha:
+        alpha = lo
+    if hi < beta:
+        beta = hi
+    a0, b0 = alpha, beta
+    n_me, n_other = mover.bit_count(), other.bit_count()
+    kept = future * (sm - so)
+    plays = _melds_longest_first(mover)
+    if table:
+        t = MELD_BY_MASK[table]
+        kind, size, rank = t.kind, len(t.cards), t.rank
+        plays = [m for m in plays if m.kind is kind and len(m.cards) == size and m.rank > rank]  # R7
+    best = -_INF
+    for m in plays:  # the plays that end the round first: shedding out, or a knock
+        left = n_me - len(m.cards)
+        if left <= 2:
+            v = (lt3.SHED_BONUS + n_other if left == 0 else n_other - left) + kept
+            if v > best:
+                best = v
+                if v > alpha:
+                    alpha = v
+                    if alpha >= beta:
+                        break
+    if alpha < beta:
+        for m in plays:
+            rest = mover & ~m.mask
+            if rest:
+                v = -_solve(other, rest, m.mask, so, sm, used, round_no, future, -beta, -alpha)
+                if v > best:
+                    best = v
+                    if v > alpha:
+                        alpha = v
+                        if alpha >= beta:
+                            break
+    if alpha < beta and table:
+        v = -_solve(other, mover, 0, so, sm, used, round_no, future, -beta, -alpha)  # pass: the other leads
+        if v > best:
+            best = v
+            if v > alpha:
+                alpha = v
+        if alpha < beta and sm and not used:
+            v = _solve(mover, other, 0, sm - 1, so, True, round_no, future, alpha, beta)  # sweep: it leads
+            if v > best:
+                best = v
+    if len(_SOLVED) >= CACHE_LIMIT:
+        _SOLVED.clear()
+    if best <= a0:
+        _SOLVED[key] = (lo, best)
+    elif best >= b0:
+        _SOLVED[key] = (best, hi)
+    else:
+        _SOLVED[key] = (best, best)
+    return best
+
+
 def _mask(cards: list[int]) -> int:
     m = 0
     for c in cards:
@@ -73,9 +186,38 @@ def _play(meld: ClimbMeld, knock: bool = False) -> Move:
 class LessThanThreeEvaluator(Evaluator):
     margin_scale = 5.0
     orbit_shift = 7  # a round is short: play the worlds out to (nearly) its end
+    #: a world whose two hands hold this many cards or fewer is solved to the round's end (0: never)
+    solve_cards: int = 0
+    #: the levels that solve their worlds' endgames, and from how many cards in both hands
+    level_solve_cards: ClassVar[dict[int, int]] = {4: 10, 5: 10}
+
+    def for_level(self, level: int) -> Evaluator:
+        cards = self.level_solve_cards.get(level, 0)
+        if cards == self.solve_cards:
+            return self
+        solving = copy.copy(self)
+        solving.solve_cards = cards
+        solving.solves = cards > 0
+        return solving
 
     def cache_entries(self) -> int:
-        return len(_PLAYS)
+        return len(_PLAYS) + len(_MELDS) + len(_SOLVED)
+
+    def solve(self, game: Game, state: State, seat: int) -> Leaf | None:
+        s = state
+        assert isinstance(s, lt3.LessThanThreeState)
+        mover = s.to_move
+        cards = len(s.hands[0]) + len(s.hands[1])
+        # every turn but one sweep follows or is a play, which sheds a card: the turn limit (C7) can't be met
+        if mover is None or cards > self.solve_cards or \
+                s.options["max_turns_per_round"] - s.turns_in_round <= 2 * cards + 1:
+            return None
+        other = 1 - mover
+        value = solve_round(_mask(s.hands[mover]), _mask(s.hands[other]), _mask(s.table),
+                            (s.sweeps[mover], s.sweeps[other]), s.sweep_used, s.round)
+        if mover != seat:
+            value = -value
+        return Leaf(value, 1.0 if value > 0 else 0.5 if value == 0 else 0.0)
 
     def ends_round(self, game: Game, state: State, move: Move) -> bool:
         """A knock, or a play of the whole hand (shedding out, R11)."""
@@ -99,7 +241,7 @@ class LessThanThreeEvaluator(Evaluator):
         p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, edge / RACE_SCALE))))
         gain = lt3.SHED_BONUS + LEFT_AT_END * sizes[other]
         loss = lt3.SHED_BONUS + LEFT_AT_END * sizes[seat]
-        future = SWEEP_CARD_VALUE * (s.sweeps[seat] - s.sweeps[other]) * min(1.0, (lt3.ROUNDS - s.round) / 2)
+        future = sweep_future(s.round) * (s.sweeps[seat] - s.sweeps[other])
         return Leaf(p * gain - (1 - p) * loss + future, p)
 
     def policy(self, game: Game, state: State, rng: random.Random) -> Move:
