@@ -101,6 +101,10 @@ def test_only_the_levels_above_the_default_solve_and_only_small_endgames() -> No
     assert ev.solve(GAME, state, 0) is not None
     big = GAME.new_match(2, seed=3)
     assert ev.solve(GAME, big, 0) is None  # 30 cards in the two hands
+    # a turn limit the round could reach (C7: scored as it stands) is not in the solver: the world plays on
+    limited = GAME.from_setup(2, {"hands": [["5C", "6C", "9D"], ["2D", "3H", "9S", "TS", "4C"]], "dealer": 0},
+                              options={"max_turns_per_round": 10}, seed=1)
+    assert ev.solve(GAME, limited, 0) is None
 
 
 def test_level_4_plays_the_move_with_the_best_exact_value_over_the_unseen_hands() -> None:
