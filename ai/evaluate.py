@@ -63,8 +63,6 @@ class Evaluator:
     #: card of, when :meth:`draws_now`; its fill's last card is its top (every game stores its stock
     #: top-last). The search then makes that card a chance node over every unseen card (see ai.search).
     draw_zone: str | None = None
-    #: whether :meth:`solve` may answer: the search asks it at every ply of a world only when this is set
-    solves: bool = False
 
     def for_level(self, level: int) -> Evaluator:
         """The evaluator a level plays with (default: this one). A game whose leaf, not its sampling, decides
@@ -96,6 +94,11 @@ class Evaluator:
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         """The value of an unfinished position for ``seat`` (the fallback knows nothing: even)."""
         return Leaf(0.0, 1.0 / state.num_players)
+
+    @property
+    def solves(self) -> bool:
+        """Whether :meth:`solve` may answer: the search asks it at every ply of a world only then."""
+        return False
 
     def solve(self, game: Game, state: State, seat: int) -> Leaf | None:
         """The exact value of the rest of the round from ``state`` in this sampled world (every hand known),

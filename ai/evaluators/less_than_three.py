@@ -126,9 +126,8 @@ def _solve(mover: int, other: int, table: int, sm: int, so: int, used: bool, rou
     kept = future * (sm - so)
     plays = _melds_longest_first(mover)
     if table:
-        t = MELD_BY_MASK[table]
-        kind, size, rank = t.kind, len(t.cards), t.rank
-        plays = [m for m in plays if m.kind is kind and len(m.cards) == size and m.rank > rank]  # R7
+        on_table = MELD_BY_MASK[table]
+        plays = [m for m in plays if m.beats(on_table)]  # R7
     best = -_INF
     for m in plays:  # the plays that end the round first: shedding out, or a knock
         left = n_me - len(m.cards)
@@ -197,8 +196,11 @@ class LessThanThreeEvaluator(Evaluator):
             return self
         solving = copy.copy(self)
         solving.solve_cards = cards
-        solving.solves = cards > 0
         return solving
+
+    @property
+    def solves(self) -> bool:
+        return self.solve_cards > 0
 
     def cache_entries(self) -> int:
         return len(_PLAYS) + len(_MELDS) + len(_SOLVED)

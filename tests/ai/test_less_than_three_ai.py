@@ -8,7 +8,7 @@ import pytest
 
 from ai import choose_move
 from ai.evaluators.less_than_three import EVALUATOR, LessThanThreeEvaluator, solve_round, sweep_future
-from engine.cards import CARD_NAMES
+from engine.cards import CARD_NAMES, parse_cards
 from engine.climbing import melds_in
 from engine.games.less_than_three import LessThanThreeState
 from engine.registry import get_game
@@ -22,8 +22,6 @@ def _names(cards: list[int]) -> list[str]:
 
 
 def _mask(cards: list[str]) -> int:
-    from engine.cards import parse_cards
-
     return sum(1 << c for c in parse_cards(cards))
 
 
