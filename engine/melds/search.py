@@ -41,6 +41,43 @@ def solve_by_search(solver: Precomputed, hand: Sequence[Card], want: bool) -> tu
     return total, melded, sorted(plan[1])
 
 
+def solve_all_wild_ok(solver: Precomputed, hand: Sequence[Card]) -> tuple[int, int, None]:
+    """:func:`solve_by_search` without the plan, for rules where every wild joins once a natural is melded
+    and a meld of wilds alone is legal (``solver.absorbing`` and ``solver.all_wild_ok``): no wild-rank card
+    need act as a natural, so the naturals go to :func:`_best` as they are. For
+    :meth:`~engine.melds.solver.Solver.solve`, which has checked that every card is an int from 0."""
+    if len(hand) >= SCALE:
+        raise ValueError(f"hands of {SCALE} or more cards are not supported")
+    wt = solver.weight
+    is_wild = solver.rules.is_wild
+    jokers_wild = solver.jokers_wild
+    total = wilds = wild_w = m = 0
+    try:
+        for c in hand:
+            w = wt[c]
+            total += w
+            if c == JOKER:
+                if jokers_wild:
+                    wilds += 1
+                    wild_w += w
+            elif is_wild(c):
+                wilds += 1
+                wild_w += w
+            else:
+                m += _ONE[c]
+    except IndexError:
+        for c in hand:
+            check_card(c)  # says which card is not one
+        raise
+    memo = solver.memo
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+    natural = _best(solver, memo, m, wilds)
+    if natural > 0 or wilds >= solver.all_wild_size:
+        natural += wild_w
+    return total, natural, None
+
+
 def search(solver: Precomputed, hand: Sequence[Card], want: bool, exact_rooms: bool = False) -> tuple[int, int, Any]:
     """Exact memoised search; with ``want`` also the plan ``(melds, deadwood, wilds used)``.
 
@@ -152,22 +189,74 @@ _COUNT = (1 << _PER_CARD) - 1
 
 
 def _best(solver: Precomputed, memo: dict[int, int], m: int, free: int) -> int:
-    """The most weight of the packed naturals ``m`` that melds with ``free`` wilds, memoised."""
+    """The most weight of the packed naturals ``m`` that melds with ``free`` wilds, memoised.
+
+    The choices are :func:`_choices`' (the lowest card left out, in a set, in a run), enumerated here
+    without building their melds: only the best weight is asked for."""
     key = m << _PER_CARD | free  # free < 256 too
     hit = memo.get(key)
     if hit is not None:
         return hit
-    best = 0
-    for gain, m2, need, _ in _choices(solver, m, free):
-        v = gain + _best(solver, memo, m2, free - need)
-        if v > best:
-            best = v
+    if not m:
+        return 0
+    wt = solver.weight
+    min_set, min_run = solver.min_set, solver.min_run
+    c = ((m & -m).bit_length() - 1) // _PER_CARD
+    tail = m - _ONE[c]
+    best = _best(solver, memo, tail, free) if tail else 0
+    w_c = wt[c]
+    # sets: c with any sub-multiset of the cards of its rank left (its suit and the suits above)
+    kinds = [(x, n) for x in range(c, 52, 13) if (n := tail >> _PER_CARD * x & _COUNT)]
+    if kinds or min_set - 1 <= free:
+        same = sum(n for _, n in kinds)
+        smallest = min_set if same + 1 >= min_set else 1  # a short set is never needed then
+        for picks in product(*[range(n + 1) for _, n in kinds]):
+            k = 1 + sum(picks)
+            if k < smallest:
+                continue
+            need = min_set - k if k < min_set else 0
+            if need > free:
+                continue
+            m2 = tail
+            gain = w_c
+            for (x, _), p in zip(kinds, picks, strict=True):
+                if p:
+                    m2 -= p * _ONE[x]
+                    gain += p * wt[x]
+            v = gain + (_best(solver, memo, m2, free - need) if m2 else 0)
+            if v > best:
+                best = v
+    # runs: c and the next distinct cards of its suit (the first j, or as a high ace the last j)
+    rank = c % 13
+    top = 13 * (c // 13) + 13
+    higher = [x for x in range(c + 1, top) if tail >> _PER_CARD * x & _COUNT]
+    p = rank + 1
+    for place in (1, 14) if (p == 1 and solver.ace_high) else (p,):
+        n_high = len(higher)
+        for j in range(n_high + 1) if place != 14 else range(1, n_high + 1):
+            picked = higher[n_high - j:] if place == 14 else higher[:j]
+            k = 1 + j
+            span = 14 - picked[0] % 13 if place == 14 else (picked[-1] % 13 + 2 - p if picked else 1)
+            if span > MAX_RUN:
+                break
+            need = span - k + (min_run - span if span < min_run else 0)
+            if need > free:
+                continue
+            m2 = tail
+            gain = w_c
+            for x in picked:
+                m2 -= _ONE[x]
+                gain += wt[x]
+            v = gain + (_best(solver, memo, m2, free - need) if m2 else 0)
+            if v > best:
+                best = v
     memo[key] = best
     return best
 
 
 def _choices(solver: Precomputed, m: int, free: int) -> Iterator[tuple[int, int, int, Any]]:
-    """What may become of the lowest card of the packed naturals ``m``, in the order tried:
+    """What may become of the lowest card of the packed naturals ``m``, in the order tried (:func:`_best`
+    enumerates the same choices inline, without their melds, for speed; a test holds the two together):
     ``(weight melded, cards left, wilds needed, meld)``: left out (meld None), then each set holding it
     (meld ``("set", [(card, count left)], counts taken)``), then each run holding it as its lowest natural, or
     as a high ace its highest (meld ``(place of the card, the other cards, None)``)."""

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.cards import JOKER, Card, make_card
-from engine.melds.search import solve_by_search
+from engine.melds.search import solve_all_wild_ok, solve_by_search
 from engine.melds.sharing import item_front, pick_items, share_gain, share_split
 from engine.melds.suit_tables import (
     FAST_WILDS,
@@ -154,6 +154,8 @@ class Solver:
                 else:
                     check_card(c)
                     if m >> c & 1:
+                        if self.all_wild_ok and self.absorbing and not want:
+                            return solve_all_wild_ok(self, hand)
                         return solve_by_search(self, hand, want)
                     m |= 1 << c
         if not self.absorbing:

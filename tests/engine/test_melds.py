@@ -404,6 +404,15 @@ def test_property_two_decks(cards, wild):
     assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
 
 
+@settings(max_examples=300)
+@given(deals(standard_deck(2, jokers=2), 11), RANKS, st.booleans())
+def test_property_two_decks_with_jokers(cards, wild, jokers_wild):
+    """Identical cards and jokers, wild or dead: the general search's direct entry (Three Thirteen with 3+
+    players) against the brute force."""
+    rules = MeldRules(wild_ranks=frozenset({wild}), jokers_wild=jokers_wild)
+    assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+
+
 @settings(max_examples=500)
 @given(deals(ONE_DECK, 14), st.sampled_from([None, 1, 2, 3, 12, 13]))
 def test_property_aces_high_or_low(cards, wild):
@@ -597,6 +606,31 @@ def test_property_the_search_memo_never_changes_an_answer(first, cards, rules):
         best_discard(first, rules)
     assert (min_deadwood(cards, rules), best_arrangement(cards, rules), best_discard(cards, rules)) == fresh
     check_arrangement(cards, rules)
+
+
+@settings(max_examples=300)
+@given(deals(standard_deck(2), 13), st.sampled_from([(3, 3, "low"), (3, 4, "high_or_low"), (2, 3, "low"),
+                                                     (4, 3, "high_or_low")]), st.integers(0, 3))
+def test_property_best_is_the_best_of_the_choices(cards, shape, wilds):
+    """The general search's ``_best`` (its choices enumerated inline) against the same recursion over
+    ``_choices`` (which the plan is rebuilt from): equal on every sub-problem of two-deck hands."""
+    from engine.melds import search
+
+    min_set, min_run, aces = shape
+    solver = engine.melds.solver.Solver(MeldRules(min_set=min_set, min_run=min_run, aces=aces))
+    reference: dict[tuple[int, int], int] = {}
+
+    def by_choices(m: int, free: int) -> int:
+        if (m, free) not in reference:
+            reference[m, free] = max((gain + by_choices(m2, free - need)
+                                      for gain, m2, need, _ in search._choices(solver, m, free)), default=0)
+        return reference[m, free]
+
+    packed = sum(1 << search._PER_CARD * c for c in cards)
+    memo: dict[int, int] = {}
+    assert search._best(solver, memo, packed, wilds) == by_choices(packed, wilds)
+    for key, value in memo.items():
+        assert value == by_choices(key >> search._PER_CARD, key & search._COUNT)
 
 
 def test_the_search_memo_is_bounded(monkeypatch):
