@@ -41,7 +41,7 @@ class Config:
     ai_seconds_per_token_minute: float = 60.0
     ai_seconds_per_client_minute: float = 180.0
     rate_limit_enabled: bool = True
-    #: AI-seconds the queue admits per live AI worker (estimated from each job's level and player count);
+    #: AI-seconds the queue admits per live AI worker (estimated from each job's game, level and players);
     #: beyond it new AI work is refused with 503 ``ai_busy``.
     ai_queue_seconds_per_worker: float = 10.0
     #: A job whose worker has not renewed its lease for this long is taken over by another worker.

@@ -42,18 +42,44 @@ WORKER_STALE_SECONDS = 10.0
 TURN_MARKER_SECONDS = 3600
 ANSWER_SECONDS = 120
 
-#: Estimated seconds of one decision of each AI level at 2 players (each extra player adds half): the
-#: level's work budget as ``bench/ai_speed.py`` measured it on a 2-core machine (2026-12-02, p95 over the
-#: games: level 3 0.02-0.27 s at 2 players, 0.37 s for 4-player contract rummy; level 5 0.14-0.67 s, 1.5 s),
-#: rounded up. The queue admits by these; the rate limits charge the time each job really took.
-LEVEL_SECONDS = {1: 0.05, 2: 0.1, 3: 0.2, 4: 0.5, 5: 1.0}
+#: Mean seconds of one AI decision, by game and level, at the table size ``bench/ai_speed.py`` measures
+#: (2 players; 4 for contract rummy and Least Score): ``bench/ai_speed.py --json --level L --positions 24
+#: --fresh 0`` on a 2-core machine running one other job (2026-12-07; the fixed-work loop took 23 ms against
+#: 13-15 idle), rounded up. The queue admits by these: the sum of the admitted jobs' estimates is the expected
+#: AI time queued, so means, not tails; the rate limits then charge the time each job really took.
+DECISION_SECONDS: dict[str, dict[int, float]] = {
+    "contract-rummy": {1: 0.002, 2: 0.007, 3: 0.035, 4: 0.13, 5: 0.35},
+    "least-score": {1: 0.001, 2: 0.025, 3: 0.07, 4: 0.25, 5: 1.2},
+    "less-than-three": {1: 0.001, 2: 0.008, 3: 0.05, 4: 0.31, 5: 0.67},
+    "three-thirteen": {1: 0.002, 2: 0.003, 3: 0.071, 4: 0.11, 5: 0.54},
+    "threezies": {1: 0.001, 2: 0.003, 3: 0.047, 4: 0.078, 5: 0.33},
+}
+#: Three Thirteen deals from two decks from 3 players on (one per two players): its decisions took 3.5-4.8
+#: times the 2-player ones at levels 3 and 5 with 3 and 4 players (mean 338 / 246 ms at level 3, 2.39 / 1.70 s
+#: at level 5), so its estimate is 5 times the table's there. In the other games a seat more or less moved the
+#: mean by less than 2 times either way (contract rummy 3 players: 66 ms at level 3; Least Score 3 players
+#: 52 ms): a quarter more per player beyond the measured table, none less.
+SEVERAL_DECKS_FACTOR = {"three-thirteen": 5.0}
+BENCH_PLAYERS = {"contract-rummy": 4, "least-score": 4}
+MIN_JOB_SECONDS = 0.005  # a job's own round trips
 
 
-def estimate_cost(level: int, num_players: int, time_ms: int | None = None) -> float:
-    """AI-seconds one decision is expected to take."""
+def estimate_cost(game_id: str, level: int, num_players: int, time_ms: int | None = None) -> float:
+    """AI-seconds one decision of ``game_id`` at ``level`` with ``num_players`` is expected to take (see
+    :data:`DECISION_SECONDS`); ``time_ms`` when the caller bounds it. A game not in the table costs what the
+    dearest game does."""
     if time_ms is not None:
         return time_ms / 1000
-    return LEVEL_SECONDS.get(level, max(LEVEL_SECONDS.values())) * (1 + 0.5 * max(0, num_players - 2))
+    row = DECISION_SECONDS.get(game_id)
+    if row is None:
+        seconds = max(r.get(level, max(r.values())) for r in DECISION_SECONDS.values())
+    else:
+        seconds = row.get(level, max(row.values()))
+    base = BENCH_PLAYERS.get(game_id, 2)
+    seconds *= 1 + 0.25 * max(0, num_players - base)
+    if num_players >= 3:
+        seconds *= SEVERAL_DECKS_FACTOR.get(game_id, 1.0)
+    return max(MIN_JOB_SECONDS, seconds)
 
 
 def millis(seconds: float) -> int:

@@ -223,7 +223,8 @@ class AiWorker:
 
         assert job.match_id is not None and job.version is not None
         level = seat_level(match.stored, seat, self.config)
-        nxt = Job("seat", job.game, level, estimate_cost(level, match.state.num_players), match_id=job.match_id,
+        cost = estimate_cost(job.game, level, match.state.num_players)
+        nxt = Job("seat", job.game, level, cost, match_id=job.match_id,
                   version=job.version + 1, charges=job.charges)
         refusal = self.budget.fits(job.charges, nxt.cost)
         if refusal is not None:

@@ -101,7 +101,8 @@ class AiWork:
             limit = f"must be at most {self.config.ai_max_time_ms}"
             raise InvalidRequestError(f"time_ms {limit}", errors={"time_ms": [limit]})
         level = min(level, self.config.ai_max_level)
-        job = Job(kind, game.info.id, level, estimate_cost(level, int(view.get("num_players", 2)), time_ms),
+        cost = estimate_cost(game.info.id, level, int(view.get("num_players", 2)), time_ms)
+        job = Job(kind, game.info.id, level, cost,
                   view=view, time_ms=time_ms, seed=seed, reply_to=self.notifier.reply_channel,
                   charges=list(buckets))
         self._charge_up_front(job)
@@ -145,7 +146,7 @@ class AiWork:
         there, so that no crash between the two can leave the turn unplayed (a job that finds the match at
         another version is dropped). Refused (nothing queued): :class:`RateLimitedError`, :class:`AiBusyError`."""
         level = seat_level(match, seat, self.config)
-        job = Job("seat", match.game, level, estimate_cost(level, num_players), match_id=match.match_id,
+        job = Job("seat", match.game, level, estimate_cost(match.game, level, num_players), match_id=match.match_id,
                   version=version, charges=list(buckets))
         self._charge_up_front(job)
         admission = self.queue.enqueue(job)

@@ -178,11 +178,12 @@ def test_a_tokens_budget_counts_the_ai_time_of_its_hints_not_requests(redis_serv
     token = m["seats"][m["view"]["to_move"]]["token"]
     spent = 0.0
     started = time.monotonic()
-    for _ in range(4):
-        r = client.get(f"/v1/matches/{m['match_id']}/hint", query_string={"level": 2}, headers=bearer(token))
+    for _ in range(4):  # time_ms bounds each hint at 1 s: admitted at that estimate, it takes milliseconds
+        r = client.get(f"/v1/matches/{m['match_id']}/hint", query_string={"level": 2, "time_ms": 1000},
+                       headers=bearer(token))
         assert r.status_code == 200, r.get_json()
         spent += r.get_json()["elapsed_ms"] / 1000
-    estimates = 4 * estimate_cost(2, 2)
+    estimates = 4 * estimate_cost(TT, 2, 2, time_ms=1000)
     assert spent + 0.02 < estimates  # what counting requests would charge is well above the AI time
 
     # charged the estimate up front, then the worker put the real search time in its place; the bucket has
@@ -240,13 +241,13 @@ def test_a_clients_budget_holds_whatever_tokens_it_makes_up(redis_server: RedisS
 
 
 def test_a_full_queue_answers_ai_busy_and_queues_nothing_more() -> None:
-    """The queue admits AI-seconds, not requests: a storm of level-4 hints (estimated at 0.5 AI-second each) on
-    a queue of 1 AI-second gets 503 ai_busy with Retry-After, at once, for all but a few (the two admitted at
-    first, and those admitted as jobs finish while the storm starts)."""
+    """The queue admits AI-seconds, not requests: a storm of level-4 hints on a queue of 2.5 times one hint's
+    estimate gets 503 ai_busy with Retry-After, at once, for all but a few (the two admitted at first, and
+    those admitted as jobs finish while the storm starts)."""
     server = RedisServer().start()
     workers = local_ai_workers(server.url)
     try:
-        app = make_app(server.url, ai_queue_seconds_per_worker=1.0)
+        app = make_app(server.url, ai_queue_seconds_per_worker=2.5 * estimate_cost(TT, 4, 2))
         m = create(app.test_client(), TT, 2, seed=5)
         token = m["seats"][m["view"]["to_move"]]["token"]
         results: list[tuple[int, Any, float]] = []
@@ -278,6 +279,22 @@ def test_a_full_queue_answers_ai_busy_and_queues_nothing_more() -> None:
     finally:
         workers.stop()
         server.cleanup()
+
+
+def test_every_game_and_level_has_a_measured_cost() -> None:
+    """Each game's decisions are estimated from its own row (a game left out would cost what the dearest
+    costs), higher levels cost more, Three Thirteen's two decks from 3 players cost more, time_ms wins."""
+    from engine.registry import all_games
+    from service.aitier.queue import DECISION_SECONDS
+
+    assert {g.info.id for g in all_games()} == set(DECISION_SECONDS)
+    for game_id in DECISION_SECONDS:
+        costs = [estimate_cost(game_id, level, 2) for level in range(1, 6)]
+        assert costs == sorted(costs) and costs[-1] > costs[0], game_id
+    assert estimate_cost(TT, 3, 3) >= 4 * estimate_cost(TT, 3, 2)
+    assert estimate_cost("least-score", 5, 6) > estimate_cost("least-score", 5, 4) == estimate_cost("least-score", 5, 2)
+    assert estimate_cost("a-new-game", 3, 2) == max(row[3] for row in DECISION_SECONDS.values())
+    assert estimate_cost(TT, 5, 2, time_ms=250) == 0.25
 
 
 def test_without_a_live_worker_a_hint_is_refused_at_once(redis_server: RedisServer) -> None:
