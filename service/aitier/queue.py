@@ -66,10 +66,8 @@ MIN_JOB_SECONDS = 0.005  # a job's own round trips
 
 def estimate_cost(game_id: str, level: int, num_players: int, time_ms: int | None = None) -> float:
     """AI-seconds one decision of ``game_id`` at ``level`` with ``num_players`` is expected to take (see
-    :data:`DECISION_SECONDS`); ``time_ms`` when the caller bounds it. A game not in the table costs what the
-    dearest game does."""
-    if time_ms is not None:
-        return time_ms / 1000
+    :data:`DECISION_SECONDS`), at most the ``time_ms`` a caller bounds it by (the level's work ends it sooner
+    or later, whichever comes first). A game not in the table costs what the dearest game does."""
     row = DECISION_SECONDS.get(game_id)
     if row is None:
         seconds = max(r.get(level, max(r.values())) for r in DECISION_SECONDS.values())
@@ -79,6 +77,8 @@ def estimate_cost(game_id: str, level: int, num_players: int, time_ms: int | Non
     seconds *= 1 + 0.25 * max(0, num_players - base)
     if num_players >= 3:
         seconds *= SEVERAL_DECKS_FACTOR.get(game_id, 1.0)
+    if time_ms is not None:
+        seconds = min(seconds, time_ms / 1000)
     return max(MIN_JOB_SECONDS, seconds)
 
 

@@ -300,7 +300,8 @@ def hints_until_limited(client: Any) -> str:
                     json={"move": {"type": "discard", "card": "KS"}, "expected_version": 1})
     assert r.status_code == 200 and r.get_json()["version"] >= 4 and not r.get_json()["ai_pending"], r.get_json()
     bucket = "tok:" + token_hash(token)
-    client.application.extensions["cardtable"].ai.budget.charge([bucket], 6.0)
+    # two minutes' worth: refused for a minute, however small the hint's estimate
+    client.application.extensions["cardtable"].ai.budget.charge([bucket], 12.0)
     refused = client.get(f"/v1/matches/{mid}/hint", query_string={"level": 1}, headers=bearer(token))
     problem(refused, 429, "rate_limited")
     assert int(refused.headers["Retry-After"]) >= 1
