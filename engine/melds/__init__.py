@@ -91,7 +91,6 @@ def best_discard(hand: Sequence[Card], rules: MeldRules) -> DiscardChoice:
     """For a hand of n+1 cards: the discard that leaves the least deadwood.
 
     Ties go to the discard of higher value, then to a natural over a wild,
-    then to a card that the solver's own best arrangement leaves unmatched,
     then to the higher card code (``KS`` before ``KH``); the choice depends
     on the hand (as a multiset) and the rules only.
 

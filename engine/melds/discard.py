@@ -52,12 +52,18 @@ def discard_scores(solver: Solver, hand: Sequence[Card]) -> dict[Card, int]:
 def _discard_loop(solver: Solver, hand: Sequence[Card]) -> DiscardChoice:
     """The best discard by solving ``hand`` minus each card that could beat the best so far.
 
-    One solve gives the deadwood ``dead`` of a best arrangement: its most
-    preferred card leaves exactly ``md - value``; a card can only do better
-    if ``md - its value`` does not exceed the best score so far.
+    One solve gives the deadwood ``md`` and, where the plan is cheap, the
+    deadwood ``dead`` of a best arrangement: its most preferred card leaves
+    exactly ``md - value``. A card can only do better if ``md - its value``
+    does not exceed the best score so far. A hand with identical cards under
+    rules where every wild joins (Three Thirteen's two decks) skips the plan:
+    the general search's plan costs more than the solves it saves.
     """
-    total, melded, dead = solver.solve(hand, True)
-    assert dead is not None
+    if solver.absorbing and solver.all_wild_ok and len(set(hand)) < len(hand):
+        total, melded, dead = solver.solve(hand)
+    else:
+        total, melded, dead = solver.solve(hand, True)
+        assert dead is not None
     md_w = total - melded
     wt, order = solver.weight, solver.discard_order
     best_w = -1
@@ -65,16 +71,16 @@ def _discard_loop(solver: Solver, hand: Sequence[Card]) -> DiscardChoice:
     if dead:
         best_card = min(dead, key=order.__getitem__)
         best_w = md_w - wt[best_card]
-    # discarding a melded wild leaves at least ``md`` (the other cards cannot meld more)
-    skip_wilds = solver.absorbing and best_w >= 0 and best_w // SCALE < md_w // SCALE \
-        and not (set(dead) & solver.wild_cards_set)
+    # where every wild joins once something is melded, discarding a wild of a hand that melds anything
+    # leaves at least ``md`` (the other cards cannot meld more): it never beats a score below ``md``
+    wilds_melded = solver.absorbing and melded > 0
     is_wild = solver.rules.is_wild
     for card in sorted(set(hand), key=order.__getitem__):
         if card == best_card:
             break  # the cards after it are worth less, or tie and come later
         if best_w >= 0 and (md_w - wt[card]) // SCALE > best_w // SCALE:
             break  # md - value only grows from here
-        if skip_wilds and is_wild(card):
+        if wilds_melded and best_w >= 0 and best_w // SCALE < md_w // SCALE and is_wild(card):
             continue
         rest = list(hand)
         rest.remove(card)

@@ -1,5 +1,6 @@
-"""The solver's general search: an exact memoised search on the lowest remaining card, for what the
-one-deck fast paths of :mod:`engine.melds.solver` do not handle (duplicate cards from several decks,
+"""The solver's general search: an exact memoised search on the lowest remaining card (where every wild
+joins a meld, run on each part of the hand that no meld crosses, the wilds shared out among the parts), for
+what the one-deck fast paths of :mod:`engine.melds.solver` do not handle (duplicate cards from several decks,
 more than four wilds, the wild limits that cap wilds per meld), and the builder of
 :class:`~engine.melds.vocabulary.Arrangement`\\ s (which melds, and what each wild stands for)."""
 
@@ -8,12 +9,29 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import product
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from engine.cards import JOKER, Card, make_card
 from engine.melds.suit_tables import INF, SCALE
 from engine.melds.validity import find_meld, meld_with_targets
 from engine.melds.vocabulary import MAX_RUN, Arrangement, Meld, MeldRules, check_card, position_card
+
+
+class ByCode(NamedTuple):
+    """Per card code (the joker's too), what the search adds up for a hand under one set of rules."""
+
+    natural_one: list[int]  # its unit in a packed multiset if it is a natural card, else 0
+    natural_bit: list[int]  # 1 << code if it is a natural card, else 0
+    wild: list[int]  # 1 if it is wild, else 0
+    wild_weight: list[int]  # its weight if it is wild, else 0
+
+    @classmethod
+    def make(cls, rules: MeldRules, weight: list[int]) -> ByCode:
+        wild = [int(rules.is_wild(c)) if c != JOKER else int(rules.jokers_wild) for c in range(JOKER + 1)]
+        natural = [c != JOKER and not w for c, w in enumerate(wild)]
+        return cls([1 << _PER_CARD * c if n else 0 for c, n in enumerate(natural)],
+                   [1 << c if n else 0 for c, n in enumerate(natural)], wild,
+                   [weight[c] if w else 0 for c, w in enumerate(wild)])
 
 
 class Precomputed(Protocol):
@@ -29,6 +47,7 @@ class Precomputed(Protocol):
     absorbing: bool  # every wild joins a meld once a natural is melded
     all_wild_ok: bool  # a meld of wilds alone is legal
     all_wild_size: int
+    by_code: ByCode
     memo: dict[int, int]  # :func:`_search_absorbing`'s, kept across calls
 
 
@@ -48,31 +67,19 @@ def solve_all_wild_ok(solver: Precomputed, hand: Sequence[Card]) -> tuple[int, i
     :meth:`~engine.melds.solver.Solver.solve`, which has checked that every card is an int from 0."""
     if len(hand) >= SCALE:
         raise ValueError(f"hands of {SCALE} or more cards are not supported")
-    wt = solver.weight
-    is_wild = solver.rules.is_wild
-    jokers_wild = solver.jokers_wild
-    total = wilds = wild_w = m = 0
-    try:
-        for c in hand:
-            w = wt[c]
-            total += w
-            if c == JOKER:
-                if jokers_wild:
-                    wilds += 1
-                    wild_w += w
-            elif is_wild(c):
-                wilds += 1
-                wild_w += w
-            else:
-                m += _ONE[c]
-    except IndexError:
-        for c in hand:
-            check_card(c)  # says which card is not one
-        raise
+    by_code = solver.by_code
+    total = sum(map(solver.weight.__getitem__, hand))
+    m = sum(map(by_code.natural_one.__getitem__, hand))
+    present = sum(map(by_code.natural_bit.__getitem__, set(hand)))
+    wilds = sum(map(by_code.wild.__getitem__, hand))
+    wild_w = sum(map(by_code.wild_weight.__getitem__, hand)) if wilds else 0
     memo = solver.memo
     if len(memo) >= MEMO_LIMIT:
         memo.clear()
-    natural = _best(solver, memo, m, wilds)
+    key = m << _PER_CARD | wilds  # the key of _best(m, wilds), whose value this is
+    natural = memo.get(key, -1)
+    if natural < 0:
+        natural = memo[key] = _best_of_parts(solver, memo, _parts(solver, m, present, wilds), wilds)[-1][wilds]
     if natural > 0 or wilds >= solver.all_wild_size:
         natural += wild_w
     return total, natural, None
@@ -148,44 +155,146 @@ def _search_absorbing(solver: Precomputed, naturals: tuple[Card, ...], wild_w: l
     outlives the call: the hands one decision asks about differ by a card
     or two and share most of their sub-problems. The cards left are a
     multiset packed in one int (:data:`_PER_CARD` bits a card code, its
-    count). The plan is rebuilt from the memo: at each step the first choice
-    (in the order tried) that reaches the memoised best.
+    count). The hand is searched part by part (:func:`_parts`), each part
+    with every number of wilds, the best share of the wilds kept
+    (:func:`_best_of_parts`). The plan is rebuilt from the memo, part by
+    part: at each step the first choice (in the order tried) that reaches
+    the memoised best.
     """
     n_wild = len(wild_w)
     memo = solver.memo
     if len(memo) >= MEMO_LIMIT:
         memo.clear()
-    m = 0
+    m = present = 0
     for c in naturals:
-        m += 1 << _PER_CARD * c
-    natural = _best(solver, memo, m, n_wild)
+        m += _ONE[c]
+        present |= 1 << c
+    parts = _parts(solver, m, present, n_wild)
+    totals = _best_of_parts(solver, memo, parts, n_wild)
+    natural = totals[-1][n_wild]
     used = n_wild if natural > 0 or (solver.all_wild_ok and n_wild >= solver.all_wild_size) else 0
     value = natural + sum(wild_w[:used])
     if not want:
         return value, None
     melds: list[tuple[Any, ...]] = []
-    free = n_wild
-    while m:
-        target = _best(solver, memo, m, free)
-        for gain, m2, need, meld in _choices(solver, m, free):
-            if gain + _best(solver, memo, m2, free - need) == target:
-                if meld is not None:
-                    c = ((m & -m).bit_length() - 1) // _PER_CARD
-                    kind, cards, picks = meld
-                    if kind == "set":
-                        taken = [c] + [x for (x, _), p in zip(cards, picks, strict=True) for _ in range(p)]
-                        melds.append(("set", tuple(taken), need, INF, None))
-                    else:
-                        melds.append(("run", (c, *cards), need, MAX_RUN - 1 - len(cards), None, kind))
-                m, free = m2, free - need
-                break
+    left = n_wild
+    for i in range(len(parts) - 1, -1, -1):  # each part's wilds, read back from the running bests
+        before = totals[i - 1] if i else [0] * (n_wild + 1)
+        free = next(w for w in range(left, -1, -1)
+                    if before[left - w] + _best(solver, memo, parts[i], w) == totals[i][left])
+        left -= free
+        m = parts[i]
+        while m:
+            target = _best(solver, memo, m, free)
+            for gain, m2, need, meld in _choices(solver, m, free):
+                if gain + _best(solver, memo, m2, free - need) == target:
+                    if meld is not None:
+                        c = ((m & -m).bit_length() - 1) // _PER_CARD
+                        kind, cards, picks = meld
+                        if kind == "set":
+                            taken = [c] + [x for (x, _), p in zip(cards, picks, strict=True) for _ in range(p)]
+                            melds.append(("set", tuple(taken), need, INF, None))
+                        else:
+                            melds.append(("run", (c, *cards), need, MAX_RUN - 1 - len(cards), None, kind))
+                    m, free = m2, free - need
+                    break
     return value, (melds, used)
+
+
+def _parts(solver: Precomputed, m: int, present: int, free: int) -> list[int]:
+    """The packed naturals ``m`` (``present``: bit ``c`` for each card code in it) cut into parts that no
+    meld with at most ``free`` wilds crosses, in order of their lowest card: cards of one rank are in one
+    part, and so are two cards of one suit when the wilds can fill the ranks between them (an ace and the
+    top of its suit too, where aces are high). The best melded weight of ``m`` is the best sum over the
+    parts for some share of the wilds (:func:`_best_of_parts`), and the parts are smaller sub-problems that
+    other hands share. A part too small to make a meld even with every wild is left out."""
+    near = _near(solver.ace_high, free)
+    smallest = min(solver.min_set, solver.min_run) - free  # cards a part needs to make a meld
+    out = []
+    while present:
+        todo = present & -present
+        part = packed = cards = 0
+        while todo:
+            low = todo & -todo
+            c = low.bit_length() - 1
+            part |= low
+            packed |= m & _FIELD[c]
+            cards += m >> _PER_CARD * c & _COUNT
+            todo = (todo | near[c] & present) & ~part
+        present ^= part
+        if cards >= smallest:
+            out.append(packed)
+    return out
+
+
+def _near(ace_high: bool, free: int) -> list[int]:
+    """By card code, the codes a meld with at most ``free`` wilds may hold beside it: its rank, and its suit
+    within ``free + 1`` ranks (also past the king to a high ace)."""
+    free = min(free, 12)
+    got = _NEAR.get((ace_high, free))
+    if got is None:
+        got = []
+        for c in range(52):
+            rank, suit = c % 13, c // 13
+            mask = sum(1 << x for x in range(rank, 52, 13))
+            places = [rank + 1] + ([14] if ace_high and rank == 0 else [])
+            for x in range(13 * suit, 13 * suit + 13):
+                other = [x % 13 + 1] + ([14] if ace_high and x % 13 == 0 else [])
+                if any(abs(p - q) - 1 <= free for p in places for q in other):
+                    mask |= 1 << x
+            got.append(mask)
+        _NEAR[(ace_high, free)] = got
+    return got
+
+
+_NEAR: dict[tuple[bool, int], list[int]] = {}
+
+
+def _best_of_parts(solver: Precomputed, memo: dict[int, int], parts: list[int], free: int) -> list[list[int]]:
+    """For each part of :func:`_parts` in turn, the most weight that it and the parts before it meld with
+    0, 1, ... ``free`` wilds; the last list holds only ``[free]``, the hand's best (-1 elsewhere)."""
+    if len(parts) <= 1:
+        return [[-1] * free + [_best(solver, memo, parts[0], free) if parts else 0]]
+    out = []
+    if not free:
+        acc = 0
+        for part in parts:
+            acc += _best(solver, memo, part, 0)
+            out.append([acc])
+        return out
+    best = [0] * (free + 1)
+    last = len(parts) - 1
+    for i, part in enumerate(parts):
+        vals = [_best(solver, memo, part, w) for w in range(free + 1)] if i < last else None
+        if vals is None or vals[0] != vals[free]:
+            new = []
+            for t in range(free + 1) if i < last else (free,):
+                top = -1
+                for w in range(t + 1):
+                    v = best[t - w] + (vals[w] if vals is not None else _best(solver, memo, part, w))
+                    if v > top:
+                        top = v
+                new.append(top)
+            best = new if i < last else [-1] * free + new
+        else:  # wilds do not help this part
+            best = [b + vals[0] for b in best]
+        out.append(best)
+    return out
+    best = [0] * (free + 1)
+    for part in parts[:-1]:
+        vals = [_best(solver, memo, part, w) for w in range(free + 1)]
+        best = [max(best[t - w] + vals[w] for w in range(t + 1)) for t in range(free + 1)]
+        out.append(best)
+    last = max(best[free - w] + _best(solver, memo, parts[-1], w) for w in range(free + 1))
+    out.append([-1] * free + [last])
+    return out
 
 
 MEMO_LIMIT = 200_000  # entries of one solver's memo
 _PER_CARD = 8  # bits a card code in a packed multiset: hands have fewer than SCALE (256) cards
 _ONE = [1 << _PER_CARD * c for c in range(52)]
 _COUNT = (1 << _PER_CARD) - 1
+_FIELD = [_COUNT << _PER_CARD * c for c in range(52)]  # a card code's count in a packed multiset
 
 
 def _best(solver: Precomputed, memo: dict[int, int], m: int, free: int) -> int:

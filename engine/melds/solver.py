@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.cards import JOKER, Card, make_card
-from engine.melds.search import solve_all_wild_ok, solve_by_search
+from engine.melds.search import ByCode, solve_all_wild_ok, solve_by_search
 from engine.melds.sharing import item_front, pick_items, share_gain, share_split
 from engine.melds.suit_tables import (
     FAST_WILDS,
@@ -54,6 +54,7 @@ from engine.melds.suit_tables import (
 from engine.melds.vocabulary import MeldRules, check_card
 
 _SHIFT = (1).__lshift__
+_INTS = {int}
 
 Item = tuple[int, int, int]  # a set of a rank whose cards fit no run: (wilds it needs, its worth, payload)
 Leaf = tuple[int, int, int]  # one choice of sets at the branched ranks: (wilds spent, worth, cards taken)
@@ -119,6 +120,7 @@ class Solver:
         # engine.melds.discard on first use
         self.least_deadwood_discard: Objective | None = None
         self.memo: dict[int, int] = {}  # the general search's, by engine.melds.search
+        self.by_code = ByCode.make(rules, self.weight)  # what that search adds up per card
 
     def _set_options(self, objective: Objective, wilds: int, r: int, present: int, runnable: int) -> list[Leaf]:
         """The sets to try at rank ``r`` within ``wilds`` (from ``set_options``), with their worth and cards."""
@@ -147,17 +149,15 @@ class Solver:
                         check_card(c)
                 m ^= 1 << 52
         else:  # duplicates, or several jokers
-            nj = m = 0
-            for c in hand:
-                if c == JOKER:
-                    nj += 1
-                else:
-                    check_card(c)
-                    if m >> c & 1:
-                        if self.all_wild_ok and self.absorbing and not want:
-                            return solve_all_wild_ok(self, hand)
-                        return solve_by_search(self, hand, want)
-                    m |= 1 << c
+            if max(hand) > JOKER or set(map(type, hand)) != _INTS:
+                for c in hand:
+                    check_card(c)  # says which card is not one
+            nj = hand.count(JOKER)
+            if len(set(hand)) + max(nj - 1, 0) < len(hand):  # a card twice
+                if self.all_wild_ok and self.absorbing and not want:
+                    return solve_all_wild_ok(self, hand)
+                return solve_by_search(self, hand, want)
+            m -= nj << JOKER
         if not self.absorbing:
             return solve_by_search(self, hand, want)
         wm = m & self.wild_mask

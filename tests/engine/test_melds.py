@@ -413,6 +413,17 @@ def test_property_two_decks_with_jokers(cards, wild, jokers_wild):
     assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
 
 
+@settings(max_examples=200)
+@given(deals(standard_deck(2, jokers=2), 11), st.sampled_from([None, 1, 2, 12, 13]), st.booleans())
+def test_property_two_decks_aces_high_or_low(cards, wild, jokers_wild):
+    """Identical cards with aces high or low (Threezies' option on a 3-player Three Thirteen table): the
+    least deadwood against the brute force, and a legal best arrangement (the plan rebuilt part by part)."""
+    rules = MeldRules(aces="high_or_low", wild_ranks=frozenset() if wild is None else frozenset({wild}),
+                      jokers_wild=jokers_wild, values=rummy_values(ace=15))
+    assert min_deadwood(cards, rules) == brute_min_deadwood(cards, rules)
+    check_arrangement(cards, rules)
+
+
 @settings(max_examples=500)
 @given(deals(ONE_DECK, 14), st.sampled_from([None, 1, 2, 3, 12, 13]))
 def test_property_aces_high_or_low(cards, wild):
@@ -452,6 +463,8 @@ DISCARD_CASES = st.sampled_from([
     (WITH_JOKERS, MeldRules(aces="high_or_low", wild_ranks=frozenset({13}), values=rummy_values(ace=15))),
     (WITH_JOKERS, MeldRules(wild_ranks=frozenset({4}), jokers_wild=False)),
     (TWO_DECKS, MeldRules(wild_ranks=frozenset({7}))),
+    (standard_deck(2, jokers=2),
+     MeldRules(aces="high_or_low", wild_ranks=frozenset({13}), values=rummy_values(ace=15))),
     (CONTRACT_DECK, CONTRACT),
 ])
 
@@ -631,6 +644,48 @@ def test_property_best_is_the_best_of_the_choices(cards, shape, wilds):
     assert search._best(solver, memo, packed, wilds) == by_choices(packed, wilds)
     for key, value in memo.items():
         assert value == by_choices(key >> search._PER_CARD, key & search._COUNT)
+
+
+@settings(max_examples=300)
+@given(deals(standard_deck(2), 13), st.sampled_from([(3, 3, "low"), (3, 4, "high_or_low"), (2, 3, "low"),
+                                                     (4, 3, "high_or_low"), (3, 3, "high_or_low")]),
+       st.integers(0, 4))
+def test_property_the_parts_add_up_to_the_whole(cards, shape, wilds):
+    """The general search cuts a hand into parts no meld crosses and shares the wilds out among them: the
+    best over the shares equals the search over the whole hand, and every card is in one part or can't meld."""
+    from engine.melds import search
+
+    min_set, min_run, aces = shape
+    solver = engine.melds.solver.Solver(MeldRules(min_set=min_set, min_run=min_run, aces=aces))
+    packed = sum(1 << search._PER_CARD * c for c in cards)
+    present = sum(1 << c for c in set(cards))
+    parts = search._parts(solver, packed, present, wilds)
+    assert all(a & b == 0 for a, b in itertools.combinations(parts, 2))
+    left = packed - sum(parts)
+    assert search._best(solver, {}, left, wilds) == 0  # the cards left out meld nothing, even all together
+    whole = search._best(solver, {}, packed, wilds)
+    assert search._best_of_parts(solver, {}, parts, wilds)[-1][wilds] == whole
+
+
+def test_parts_of_a_hand():
+    """Cards of one rank share a part; cards of one suit do when the wilds can bridge the gap; a lone card
+    that can't make a meld with the wilds is left out; a high ace joins the top of its suit."""
+    from engine.melds import search
+
+    def parts(text: str, wilds: int, aces: str = "low") -> list[str]:
+        solver = engine.melds.solver.Solver(MeldRules(aces=aces))
+        cards = parse_cards(text)
+        packed = sum(1 << search._PER_CARD * c for c in cards)
+        found = search._parts(solver, packed, sum(1 << c for c in set(cards)), wilds)
+        return [" ".join(format_card(c) for c in sorted(cards) if part >> search._PER_CARD * c & search._COUNT)
+                for part in found]
+
+    assert parts("3H 3H 4H 9S 9C KD", 0) == ["3H 3H 4H"]  # a pair of nines and KD can't meld alone
+    assert parts("3H 3H 4H 9S 9C KD", 2) == ["9C 9S", "KD", "3H 3H 4H"]  # in order of the lowest code
+    assert parts("3H 5H 7H", 0) == []
+    assert parts("3H 5H 7H", 1) == ["3H 5H 7H"]
+    assert parts("AS 2S QS", 1) == ["AS 2S"]  # QS with one wild is two cards
+    assert parts("AS 2S QS", 1, "high_or_low") == ["AS 2S QS"]  # QS, a wild for KS, AS
 
 
 def test_the_search_memo_is_bounded(monkeypatch):
