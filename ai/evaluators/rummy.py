@@ -208,14 +208,19 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
     shape = _shape(hand, rules)
     exact = shape[2] >= 2  # two wilds meld with any card
     values = rules.values
-    total = 0.0
+    by_card: dict[Card, float] = {}  # each distinct card once (two decks: most unseen cards twice)
     for card in unseen:
+        if card in by_card:
+            continue
         plain = min(dw, base + values[card])  # what the card leaves if it joins no meld
         if exact or is_useful(card, shape, rules):
             best = least_after_discard(tuple(sorted((*hand, card))), rules)
-            total += best - meld_bonus * (plain - best)  # best <= plain: the card may always stay unmelded
+            by_card[card] = best - meld_bonus * (plain - best)  # best <= plain: it may always stay unmelded
         else:
-            total += plain
+            by_card[card] = plain
+    total = 0.0
+    for card in unseen:
+        total += by_card[card]
     got = table[key] = total / len(unseen)
     return got
 
