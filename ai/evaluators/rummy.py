@@ -206,23 +206,34 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
     dw = deadwood(hand, rules)
     base = least_after_discard(hand, rules)
     shape = _shape(hand, rules)
-    exact = shape[2] >= 2  # two wilds meld with any card
-    values = rules.values
     by_card: dict[Card, float] = {}  # each distinct card once (two decks: most unseen cards twice)
     for card in unseen:
-        if card in by_card:
-            continue
-        plain = min(dw, base + values[card])  # what the card leaves if it joins no meld
-        if exact or is_useful(card, shape, rules):
-            best = least_after_discard(tuple(sorted((*hand, card))), rules)
-            by_card[card] = best - meld_bonus * (plain - best)  # best <= plain: it may always stay unmelded
-        else:
-            by_card[card] = plain
+        if card not in by_card:
+            by_card[card] = _after_drawing(hand, card, rules, meld_bonus, dw, base, shape)
     total = 0.0
     for card in unseen:
         total += by_card[card]
     got = table[key] = total / len(unseen)
     return got
+
+
+def after_drawing(hand: tuple[Card, ...], card: Card, rules: melds.MeldRules, meld_bonus: float = 0.0) -> float:
+    """The hand's least deadwood after drawing ``card`` and its best discard, valued as one term of
+    :func:`after_one_draw` (with its meld bonus)."""
+    dw = deadwood(hand, rules)
+    if dw == 0:
+        return 0.0
+    return _after_drawing(hand, card, rules, meld_bonus, dw, least_after_discard(hand, rules), _shape(hand, rules))
+
+
+def _after_drawing(hand: tuple[Card, ...], card: Card, rules: melds.MeldRules, meld_bonus: float, dw: int,
+                   base: int, shape: tuple[list[int], list[int], int]) -> float:
+    """One term of :func:`after_one_draw`: ``dw`` the hand's deadwood, ``base`` its least after a discard."""
+    plain = min(dw, base + rules.values[card])  # what the card leaves if it joins no meld
+    if shape[2] >= 2 or is_useful(card, shape, rules):  # (two wilds meld with any card)
+        best = least_after_discard(tuple(sorted((*hand, card))), rules)
+        return best - meld_bonus * (plain - best)  # best <= plain: the card may always stay unmelded
+    return plain
 
 
 def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: tuple[Card, ...], draws: bool,
@@ -272,6 +283,12 @@ class RummyEvaluator(Evaluator):
             first = (s.to_move or 0) + mid_turn
             to_draw = {(first + j) % s.num_players for j in range(s.last_turns - mid_turn)}
         stock = tuple(sorted(s.stock))
+        # the others' next draws: a sampled world's stock is in random order, so each other seat still to
+        # draw is valued after drawing one card of it (an unbiased sample of its one-draw estimate over the
+        # stock, for one card's work instead of the stock's): seat i's is the i-th from the bottom, which no
+        # root move touches, so every root move of a world meets the same draws
+        n = s.num_players
+        next_draw = s.stock[:n] if len(s.stock) > 2 * n else []
         # no hand still in play can expect less than a melded hand that has not gone out: with the meld
         # bonus an unmelded hand's estimate may dip below it (even below 0, what going out scores)
         floor = MELDED_NOT_OUT if s.went_out is None else 0.0
@@ -286,7 +303,10 @@ class RummyEvaluator(Evaluator):
                 unseen = tuple(sorted([*s.stock, *(c for j, h in enumerate(s.hands) if j != seat for c in h)]))
                 est.append(max(floor, expected_score(key, rules, unseen, i in to_draw, self.meld_bonus)))
             else:
-                e = max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
+                if i in to_draw and next_draw:
+                    e = max(floor, after_drawing(key, next_draw[i], rules, self.meld_bonus))
+                else:
+                    e = max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
                 if (self.feed and i == s.to_move and s.phase == "draw" and s.discard and i in to_draw
                         and (self.feed_after_out or s.went_out is None)
                         and (not self.feed_known or is_useful(s.discard[-1], _shape(tuple(sorted(s.known[i])),

@@ -259,6 +259,61 @@ def test_rummy_least_after_discard_is_the_least_of_every_discard(data):
     assert least_after_discard(hand, rules) == min(melds.discard_scores(hand, rules).values())
 
 
+def _rummy_leaf_position(players: int):
+    """A Three Thirteen position, a seat to draw, where no other hand is melded or clipped at the floor."""
+    from ai.evaluators.rummy import MELDED_NOT_OUT, after_drawing, deadwood
+
+    game = get_game("three-thirteen")
+    ev = evaluator_for(game).for_level(3)
+    for seed in range(40):
+        state = positions(game, players, seed, 1, stride=9, first_round=3)[0]
+        if state.phase != "draw" or len(state.stock) <= 2 * players + 1:
+            continue
+        seat = state.to_move
+        rules = game.meld_rules(state.options, state.round)
+        others = [i for i in range(players) if i != seat]
+        if all(deadwood(tuple(state.hands[i]), rules) > 0 and
+               min(after_drawing(tuple(state.hands[i]), c, rules, ev.meld_bonus) for c in state.stock) > MELDED_NOT_OUT
+               for i in others):
+            return game, ev, state, rules, seat, others
+    pytest.fail("no position found")
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_rummy_leaf_a_root_stock_draw_changes_no_other_seats_draw(players):
+    """In a sampled world each other seat is valued after drawing one card of the world's stock, seat i's the
+    i-th from the bottom, which no root move touches: another card on top changes no leaf."""
+    import copy
+
+    game, ev, state, _, seat, _ = _rummy_leaf_position(players)
+    drawn = copy.deepcopy(state)
+    drawn.stock[-1], drawn.stock[players] = drawn.stock[players], drawn.stock[-1]
+    assert ev.leaf(game, drawn, seat).value == pytest.approx(ev.leaf(game, state, seat).value)
+
+
+def test_rummy_leaf_the_other_seats_draw_averages_to_its_one_draw_estimate():
+    """Over every stock card in the other seat's place, the leaf averages to the one it would have with the
+    other seat's exact one-draw estimate over the whole stock (the sampled draw is unbiased)."""
+    import copy
+
+    from ai.evaluators.rummy import after_drawing
+
+    game, ev, state, rules, seat, (other,) = _rummy_leaf_position(2)
+    hand = tuple(state.hands[other])
+    margins = []
+    for j in range(len(state.stock)):
+        world = copy.deepcopy(state)
+        world.stock[other], world.stock[j] = world.stock[j], world.stock[other]
+        margins.append(ev.leaf(game, world, seat).value)
+    expected = after_one_draw(hand, rules, tuple(sorted(state.stock)), ev.meld_bonus)
+    sampled = [after_drawing(hand, c, rules, ev.meld_bonus) for c in state.stock]
+    assert sum(sampled) / len(sampled) == pytest.approx(expected)
+    # the margin (the other's estimate less the seat's) moves by the other's estimate only
+    leaf = ev.leaf(game, state, seat).value
+    assert sum(margins) / len(margins) - leaf == pytest.approx(
+        expected - after_drawing(hand, state.stock[other], rules, ev.meld_bonus))
+
+
 def test_a_root_stock_draw_is_averaged_over_every_unseen_card(monkeypatch):
     # the draw is a chance node: the worlds put each unseen card on top of the stock exactly once
     game = get_game("three-thirteen")
