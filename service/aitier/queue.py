@@ -45,21 +45,24 @@ ANSWER_SECONDS = 120
 #: Mean seconds of one AI decision, by game and level, at the table size ``bench/ai_speed.py`` measures
 #: (2 players; 4 for contract rummy and Least Score): ``bench/ai_speed.py --json --level L --positions 24
 #: --fresh 0`` on a 2-core machine running one other job (2026-12-07; the fixed-work loop took 23 ms against
-#: 13-15 idle), rounded up. The queue admits by these: the sum of the admitted jobs' estimates is the expected
-#: AI time queued, so means, not tails; the rate limits then charge the time each job really took.
+#: 13-15 idle; Three Thirteen and Threezies levels 3-5 measured again that afternoon, idle, loop 22-30 ms, once
+#: their leaf sampled the others' draws), rounded up. The queue admits by these: the sum of the admitted jobs'
+#: estimates is the expected AI time queued, so means, not tails; the rate limits then charge the time each job
+#: really took.
 DECISION_SECONDS: dict[str, dict[int, float]] = {
     "contract-rummy": {1: 0.002, 2: 0.007, 3: 0.035, 4: 0.13, 5: 0.35},
     "least-score": {1: 0.001, 2: 0.025, 3: 0.07, 4: 0.25, 5: 1.2},
     "less-than-three": {1: 0.001, 2: 0.008, 3: 0.05, 4: 0.31, 5: 0.67},
-    "three-thirteen": {1: 0.002, 2: 0.003, 3: 0.071, 4: 0.11, 5: 0.54},
-    "threezies": {1: 0.001, 2: 0.003, 3: 0.047, 4: 0.078, 5: 0.33},
+    "three-thirteen": {1: 0.002, 2: 0.003, 3: 0.077, 4: 0.095, 5: 0.26},
+    "threezies": {1: 0.001, 2: 0.003, 3: 0.06, 4: 0.065, 5: 0.2},
 }
-#: Three Thirteen deals from two decks from 3 players on (one per two players): its decisions took 3.5-4.8
-#: times the 2-player ones at levels 3 and 5 with 3 and 4 players (mean 338 / 246 ms at level 3, 2.39 / 1.70 s
-#: at level 5), so its estimate is 5 times the table's there. In the other games a seat more or less moved the
-#: mean by less than 2 times either way (contract rummy 3 players: 66 ms at level 3; Least Score 3 players
-#: 52 ms): a quarter more per player beyond the measured table, none less.
-SEVERAL_DECKS_FACTOR = {"three-thirteen": 5.0}
+#: Three Thirteen deals from two decks from 3 players on (one per two players): its decisions took 1.8-2.4
+#: times the 2-player ones at levels 3 and 5 with 3 and 4 players (mean 149 / 111 ms at level 3, 548 / 500 ms at
+#: level 5, against 63 and 253 with 2 players, in the same minutes), so with a quarter more per player its
+#: estimate is twice the table's there. In the other games a seat more or less moved the mean by less than 2
+#: times either way (contract rummy 3 players: 66 ms at level 3; Least Score 3 players 52 ms): a quarter more per
+#: player beyond the measured table, none less.
+SEVERAL_DECKS_FACTOR = {"three-thirteen": 2.0}
 BENCH_PLAYERS = {"contract-rummy": 4, "least-score": 4}
 MIN_JOB_SECONDS = 0.005  # a job's own round trips
 
