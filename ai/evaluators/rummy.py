@@ -9,7 +9,11 @@ in no meld; a card that joins a meld counts 1.5 times its gain
 (``meld_bonus``: a meld made now keeps lowering the hand on later draws). For
 the seat the cards it could draw are all it cannot see (the stock and the
 other hands of the world: the same set in every sampled world, so each of its
-hands is scored once per decision); for the other seats, the world's stock. A
+hands is scored once per decision); each other seat is valued after drawing
+one card of the world's stock, its own (seat i's is the i-th from the bottom,
+which no root move touches): the world's stock is in random order, so that is
+an unbiased sample of the same mean, for one card's work, and every root move
+of a world meets the same draws (the whole stock when it holds few cards). A
 hand with no turn left (after someone went out, R7) scores its deadwood. The
 next seat's option of taking the top discard is not counted by default: with
 ``feed`` > 0 (a setting for ``bench/ai_ab.py``) its estimate is the better of a
