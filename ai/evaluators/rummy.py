@@ -286,7 +286,6 @@ class RummyEvaluator(Evaluator):
             mid_turn = int(s.phase != "draw")
             first = (s.to_move or 0) + mid_turn
             to_draw = {(first + j) % s.num_players for j in range(s.last_turns - mid_turn)}
-        stock = tuple(sorted(s.stock))
         # the others' next draws: a sampled world's stock is in random order, so each other seat still to
         # draw is valued after drawing one card of it (an unbiased sample of its one-draw estimate over the
         # stock, for one card's work instead of the stock's): seat i's is the i-th from the bottom, which no
@@ -310,7 +309,7 @@ class RummyEvaluator(Evaluator):
                 if i in to_draw and next_draw:
                     e = max(floor, after_drawing(key, next_draw[i], rules, self.meld_bonus))
                 else:
-                    e = max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
+                    e = max(floor, expected_score(key, rules, tuple(sorted(s.stock)), i in to_draw, self.meld_bonus))
                 if (self.feed and i == s.to_move and s.phase == "draw" and s.discard and i in to_draw
                         and (self.feed_after_out or s.went_out is None)
                         and (not self.feed_known or is_useful(s.discard[-1], _shape(tuple(sorted(s.known[i])),

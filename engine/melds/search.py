@@ -252,41 +252,19 @@ _NEAR: dict[tuple[bool, int], list[int]] = {}
 
 def _best_of_parts(solver: Precomputed, memo: dict[int, int], parts: list[int], free: int) -> list[list[int]]:
     """For each part of :func:`_parts` in turn, the most weight that it and the parts before it meld with
-    0, 1, ... ``free`` wilds; the last list holds only ``[free]``, the hand's best (-1 elsewhere)."""
+    0, 1, ... ``free`` wilds. A lone part is searched with ``free`` wilds only (its list is -1 elsewhere):
+    fewer wilds would be new sub-problems asked for nothing."""
     if len(parts) <= 1:
         return [[-1] * free + [_best(solver, memo, parts[0], free) if parts else 0]]
     out = []
-    if not free:
-        acc = 0
-        for part in parts:
-            acc += _best(solver, memo, part, 0)
-            out.append([acc])
-        return out
     best = [0] * (free + 1)
-    last = len(parts) - 1
-    for i, part in enumerate(parts):
-        vals = [_best(solver, memo, part, w) for w in range(free + 1)] if i < last else None
-        if vals is None or vals[0] != vals[free]:
-            new = []
-            for t in range(free + 1) if i < last else (free,):
-                top = -1
-                for w in range(t + 1):
-                    v = best[t - w] + (vals[w] if vals is not None else _best(solver, memo, part, w))
-                    if v > top:
-                        top = v
-                new.append(top)
-            best = new if i < last else [-1] * free + new
-        else:  # wilds do not help this part
-            best = [b + vals[0] for b in best]
-        out.append(best)
-    return out
-    best = [0] * (free + 1)
-    for part in parts[:-1]:
+    for part in parts:
         vals = [_best(solver, memo, part, w) for w in range(free + 1)]
-        best = [max(best[t - w] + vals[w] for w in range(t + 1)) for t in range(free + 1)]
+        if vals[0] == vals[free]:  # wilds do not help this part
+            best = [b + vals[0] for b in best]
+        else:
+            best = [max(best[t - w] + vals[w] for w in range(t + 1)) for t in range(free + 1)]
         out.append(best)
-    last = max(best[free - w] + _best(solver, memo, parts[-1], w) for w in range(free + 1))
-    out.append([-1] * free + [last])
     return out
 
 
