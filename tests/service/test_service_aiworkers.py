@@ -101,11 +101,13 @@ def test_a_worker_killed_mid_turn_loses_nothing_and_the_turn_is_played_once(own_
         taken = wait_for("the first worker to take the job", lambda: [p for p in pending(plain)
                                                                        if p["consumer"] == b"first"])
         entry = taken[0]["message_id"]
-        time.sleep(0.3)  # well inside the search
-        first.kill()
-        assert client.get(f"/v1/matches/{mid}").get_json()["version"] == 0  # killed before it could play
+        first.kill()  # at once: the turn's two searches take about half a second each
+        # killed mid-turn: before its draw was saved, or between the draw and the discard (a level's work is
+        # fixed, not its time, so on a fast machine the draw may be in already)
+        killed_at = client.get(f"/v1/matches/{mid}").get_json()["version"]
+        assert killed_at in (0, 1), f"the whole turn was played before the kill (version {killed_at})"
         # the job is still pending under the dead worker's name; a new worker takes it over after the
-        # visibility timeout (2 s here) and plays the AI seat's whole turn
+        # visibility timeout (2 s here) and plays what is left of the AI seat's turn
         second = WorkerProcess(own_redis.url, "second", AI_VISIBILITY_TIMEOUT="2")
         view = human_turn(client, mid, token, 0, seat=1, timeout=120)
         assert view["version"] == 2  # draw and discard: the turn, once
