@@ -308,8 +308,9 @@ class RummyEvaluator(Evaluator):
             else:
                 if i in to_draw and next_draw:
                     e = max(floor, after_drawing(key, next_draw[i], rules, self.meld_bonus))
-                else:
-                    e = max(floor, expected_score(key, rules, tuple(sorted(s.stock)), i in to_draw, self.meld_bonus))
+                else:  # the whole stock (few cards left), or no draw at all: no stock to sort
+                    stock = tuple(sorted(s.stock)) if i in to_draw else ()
+                    e = max(floor, expected_score(key, rules, stock, i in to_draw, self.meld_bonus))
                 if (self.feed and i == s.to_move and s.phase == "draw" and s.discard and i in to_draw
                         and (self.feed_after_out or s.went_out is None)
                         and (not self.feed_known or is_useful(s.discard[-1], _shape(tuple(sorted(s.known[i])),
