@@ -27,6 +27,11 @@ hands would be worth, the most any opponent model could gain:
 
     python bench/ai_ab.py --game threezies --opponent expert --games 60 --variants base \
         'reveal=true,feed=1,feed_after_out=false'
+
+``level=N`` in a variant is not an evaluator setting either: that variant plays at level ``N`` instead of
+``--level`` (what a level's budget is worth against the same opponent, on the same deals):
+
+    python bench/ai_ab.py --game contract-rummy --players 4 --opponent expert --games 100 --variants base level=4
 """
 
 from __future__ import annotations
@@ -138,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.games, args.rounds, args.time_ms = args.players, 2, args.time_ms or 20
     game = get_game(args.game)
-    # each variant's evaluator settings (``reveal`` is not one: revealed_view reads it from the variant's name)
-    variants = {v: {k: x for k, x in parse_variant(v).items() if k != "reveal"} for v in args.variants}
+    # each variant's evaluator settings (``reveal`` and ``level`` are not: revealed_view reads the first from the
+    # variant's name, the second sets the variant's level)
+    variants = {v: {k: x for k, x in parse_variant(v).items() if k not in ("reveal", "level")}
+                for v in args.variants}
     for overrides in variants.values():
         try:
             tuned_evaluator(game, overrides)
@@ -149,7 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     names = list(variants)
     per_variant: list[list[GameTask]] = []
     for name, overrides in variants.items():
-        ai = dataclasses.replace(parse_entrant(f"ai:{args.level}", args.time_ms), spec=name,
+        level = parse_variant(name).get("level", args.level)
+        try:
+            entrant = parse_entrant(f"ai:{level}", args.time_ms)
+        except ValueError as exc:
+            raise SystemExit(f"variant {name!r}: {exc}") from None
+        ai = dataclasses.replace(entrant, spec=name,
                                  evaluator=tuple(sorted(overrides.items())))
         lineup = [ai] + [opponent] * (args.players - 1)
         per_variant.append(schedule(args.game, lineup, max(args.players, args.games), first_seed=args.first_deal,
