@@ -76,3 +76,4 @@ bench-smoke: install
 	$(call smoke,ai_strength.py)
 	$(call smoke,ai_strength.py --pairings levels)
 	$(call smoke,ai_ab.py --variants base meld_bonus=0 reveal=true)
+	$(call smoke,ls_belief.py)

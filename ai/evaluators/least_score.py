@@ -25,6 +25,12 @@ lowest of one to three cards of a full deck, the more the longer the deal has
 run; it declares when that gains :attr:`declare_margin` points), and it
 discards and picks by a hand's points less half of what its best discard would
 shed next turn (a pair kept together, a floor card that pairs a high card).
+
+The sampled deals (:meth:`LeastScoreEvaluator.deal`) lean the hidden hands to
+low cards, the more the longer their owners have played the deal; and in a
+game of three seats or more a deal that gives another player a hand its owner
+would declare with (by the model policy's odds), where that player has already
+had a turn of the deal, is dealt again: it could have declared and did not.
 """
 
 from __future__ import annotations
@@ -36,9 +42,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from ai.belief import weighted_deal
+from ai.belief import Accept, weighted_deal
 from ai.evaluate import DealFn, Evaluator, Leaf, register_evaluator
-from engine.cards import CARD_NAMES, CARD_OF_NAME
+from engine.cards import CARD_NAMES, CARD_OF_NAME, Card
 from engine.game import Game, Move, Observation, State
 from engine.games import least_score as ls
 
@@ -95,6 +101,17 @@ def declare_gain(mine: int, others: list[tuple[int, int]], keep: int, tie_fails:
     return hold * win_gain - (1.0 - hold) * (20.0 + fail_cost)
 
 
+def declare_limit(others: list[tuple[int, int]], keep: int, tie_fails: bool, margin: float) -> int:
+    """The highest own total with which :func:`declare_gain` against ``others`` reaches ``margin`` (it falls as
+    the total rises), or -1 if none does."""
+    limit = -1
+    for mine in range(0, 10 * 8 + 1):
+        if declare_gain(mine, others, keep, tie_fails) < margin:
+            break
+        limit = mine
+    return limit
+
+
 def _pick_value(floor: list[int]) -> float:
     """What a pick is expected to add: the cheapest floor card, or an average card from the deck."""
     cheapest = min((ls.VALUE[c] for c in floor), default=99)
@@ -117,6 +134,14 @@ class LeastScoreEvaluator(Evaluator):
     policy_declare = "odds"  # the model policy declares on the odds ("odds") or at a total ("total": declare_at)
     declare_margin = 2.0  # the model policy declares when that gains this many points by its odds
     belief_turns = 5.0  # the lean grows with the turns played up to this many
+    #: a player who could have declared and did not is unlikely to hold a hand it would declare with: the
+    #: chance that a sampled deal giving another seat such a hand (by the model policy's odds) is dealt again,
+    #: once that seat has completed ``declined_turns`` turns of the deal, in a game of at least
+    #: ``declined_players`` seats (measured in expert play: docs/ai-notes.md); at most ``declined_tries`` deals
+    declined = 1.0
+    declined_players = 3
+    declined_turns = 1
+    declined_tries = 20
     knockout_value = 0.0  # a deal's result is worth this much more for each player it knocks out (round_result)
     orbit_shift = 0
     sample_scale = 3.0  # a Least Score world is cheap: three times the level's worlds (measured: docs/ai-notes.md)
@@ -256,18 +281,62 @@ class LeastScoreEvaluator(Evaluator):
             self.declare_margin
 
     def deal(self, game: Game, view: Observation) -> DealFn | None:
-        """Hidden hands lean to low cards, more so the more turns their owners have played this deal."""
+        """Hidden hands lean to low cards, more so the more turns their owners have played this deal; in a
+        game of :attr:`declined_players` seats or more, not to hands their owners would have declared with."""
         players_in = max(1, sum(1 for o in view["out"] if not o))
         turns = view["turns_in_round"] / players_in
-        beta = self.low_card_belief * min(turns, self.belief_turns)
-        if beta <= 0:
+        beta = max(0.0, self.low_card_belief * min(turns, self.belief_turns))
+        accept = self._not_declared(view) if self.declined and view["num_players"] >= self.declined_players \
+            else None
+        if beta <= 0 and accept is None:
             return None
         factor = [math.exp(-beta * v) for v in ls.VALUE]
 
-        def weight(zone: Mapping[str, Any], card: int) -> float | None:
-            return factor[card] if zone.get("zone") == "hand" else None
+        def weights(zone: Mapping[str, Any]) -> list[float] | None:
+            return factor if zone.get("zone") == "hand" else None
 
-        return weighted_deal(weight)
+        return weighted_deal(weights, accept, self.declined_tries)
+
+    def _not_declared(self, view: Observation) -> Accept | None:
+        """A test of the other hands of a deal: it fails (with chance :attr:`declined`) where a player who
+        has completed :attr:`declined_turns` turns of the deal holds a hand the model policy would declare
+        with: it could have declared and did not. None if no hand can fail it."""
+        n = view["num_players"]
+        players_in = sum(1 for o in view["out"] if not o)
+        turns = view["turns_in_round"]
+        order = [(view["dealer"] + k) % n for k in range(1, n + 1) if not view["out"][(view["dealer"] + k) % n]]
+        keep = 1 + min(2, turns // max(1, players_in))
+        tie_fails = bool(view["options"].get("tie_is_false_declare"))
+        known = [sum(ls.VALUE[CARD_OF_NAME[c]] for c in k) for k in view["known"]]
+        unknown = [view["hand_sizes"][i] - len(view["known"][i]) for i in range(n)]
+        # (zone index, points of its known cards, the highest total its owner would declare with)
+        checked: list[tuple[int, int, int]] = []
+        for i, zone in enumerate(view["hidden"]):
+            o = zone.get("seat")
+            if zone.get("zone") != "hand" or o is None:
+                continue
+            p = order.index(o)
+            if (turns - p + players_in - 1) // players_in < self.declined_turns:
+                continue
+            others = [(known[j], unknown[j]) for j in range(n) if j != o and not view["out"][j]]
+            limit = declare_limit(others, keep, tie_fails, self.declare_margin)
+            if limit < known[o]:
+                continue  # no hand of its could be one it declares with
+            if limit >= known[o] + 10 * unknown[o]:
+                continue  # every hand of its would be: the model is wrong about that player, so no test
+
+            checked.append((i, known[o], limit))
+        if not checked:
+            return None
+        rate = self.declined
+        value = ls.VALUE
+
+        def accept(fills: list[list[Card]], rng: random.Random) -> bool:
+            if all(points + sum(value[c] for c in fills[i]) > limit for i, points, limit in checked):
+                return True
+            return rng.random() >= rate
+
+        return accept
 
     def explain(self, game: Game, view: Observation, move: Move, ranked: list[tuple[Move, float]]) -> str:
         hand = view["hand"]
