@@ -49,6 +49,8 @@ from engine.game import Game, Move, Observation, State
 from engine.games import least_score as ls
 
 MEAN_DECK_VALUE = 85 / 13  # the mean value of a random card of a full deck
+MAX_CARD_POINTS = max(ls.VALUE)
+MAX_HAND_POINTS = 5 * MAX_CARD_POINTS  # a hand never holds more than the five cards dealt (R2: discard, then pick)
 
 
 @lru_cache(maxsize=65536)
@@ -105,7 +107,7 @@ def declare_limit(others: list[tuple[int, int]], keep: int, tie_fails: bool, mar
     """The highest own total with which :func:`declare_gain` against ``others`` reaches ``margin`` (it falls as
     the total rises), or -1 if none does."""
     limit = -1
-    for mine in range(0, 10 * 8 + 1):
+    for mine in range(0, MAX_HAND_POINTS + 1):
         if declare_gain(mine, others, keep, tie_fails) < margin:
             break
         limit = mine
@@ -322,9 +324,8 @@ class LeastScoreEvaluator(Evaluator):
             limit = declare_limit(others, keep, tie_fails, self.declare_margin)
             if limit < known[o]:
                 continue  # no hand of its could be one it declares with
-            if limit >= known[o] + 10 * unknown[o]:
+            if limit >= known[o] + MAX_CARD_POINTS * unknown[o]:
                 continue  # every hand of its would be: the model is wrong about that player, so no test
-
             checked.append((i, known[o], limit))
         if not checked:
             return None
