@@ -5,8 +5,8 @@ uniformly unless it is given a ``deal(unseen, zones, rng)`` function; this
 module builds such functions from per-card weights, one table per zone. A
 weight says how much more (or less) likely a card is to sit in a given hidden zone than uniform
 dealing would make it. Used now by Least Score (:mod:`ai.evaluators.least_score`):
-a player who has played on through the deal is likely to hold low cards, and
-(with three seats or more) not a hand it would have declared with. The
+a player who has played on through the deal is likely to hold low cards (and,
+with a setting that is off by default, not a hand it would have declared with). The
 known cards of a zone (taken from the discard pile, bought...) are placed by
 the engine itself, so consistency with the view never depends on the weights:
 any weights give a legal re-deal.

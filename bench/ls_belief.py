@@ -1,7 +1,7 @@
 """How well the Least Score AI's sampled deals match the hands players really hold (the belief's calibration).
 
-    python bench/ls_belief.py --games 3 --players 4                      # the kept belief (minutes)
-    python bench/ls_belief.py --games 12 --players 2 --variants base declined=0
+    python bench/ls_belief.py --games 3 --players 4                      # the AI's belief and declined=1 (minutes)
+    python bench/ls_belief.py --games 12 --players 2 --variants base 'declined=1,declined_players=2'
     python bench/ls_belief.py --smoke --json                             # CI: one short game
 
 Experts (:mod:`ai.experts.least_score`) play whole games from match seed ``1000 + g``. At every discard
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=3)
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--samples", type=int, default=30, help="sampled deals per decision and variant")
-    parser.add_argument("--variants", nargs="+", default=["base", "declined=0"],
+    parser.add_argument("--variants", nargs="+", default=["base", "declined=1"],
                         help="base, or NAME=VALUE[,NAME=VALUE...] settings of the evaluator")
     args = parser.parse_args(argv)
     if args.smoke:

@@ -27,10 +27,12 @@ discards and picks by a hand's points less half of what its best discard would
 shed next turn (a pair kept together, a floor card that pairs a high card).
 
 The sampled deals (:meth:`LeastScoreEvaluator.deal`) lean the hidden hands to
-low cards, the more the longer their owners have played the deal; and in a
-game of three seats or more a deal that gives another player a hand its owner
-would declare with (by the model policy's odds), where that player has already
-had a turn of the deal, is dealt again: it could have declared and did not.
+low cards, the more the longer their owners have played the deal. A setting
+for ``bench/ai_ab.py``, off by default (``declined``), also deals again, in a
+game of three seats or more, a deal that gives another player who has had a
+turn a hand it would declare with (by the model policy's odds): it could have
+declared and did not. It matches the hands players really hold better
+(``bench/ls_belief.py``), but it was not shown to play better (docs/ai-notes.md).
 """
 
 from __future__ import annotations
@@ -139,8 +141,9 @@ class LeastScoreEvaluator(Evaluator):
     #: a player who could have declared and did not is unlikely to hold a hand it would declare with: the
     #: chance that a sampled deal giving another seat such a hand (by the model policy's odds) is dealt again,
     #: once that seat has completed ``declined_turns`` turns of the deal, in a game of at least
-    #: ``declined_players`` seats (measured in expert play: docs/ai-notes.md); at most ``declined_tries`` deals
-    declined = 1.0
+    #: ``declined_players`` seats; at most ``declined_tries`` deals. Off: not shown to play better
+    #: (docs/ai-notes.md)
+    declined = 0.0
     declined_players = 3
     declined_turns = 1
     declined_tries = 20
@@ -283,8 +286,9 @@ class LeastScoreEvaluator(Evaluator):
             self.declare_margin
 
     def deal(self, game: Game, view: Observation) -> DealFn | None:
-        """Hidden hands lean to low cards, more so the more turns their owners have played this deal; in a
-        game of :attr:`declined_players` seats or more, not to hands their owners would have declared with."""
+        """Hidden hands lean to low cards, more so the more turns their owners have played this deal; with
+        :attr:`declined`, in a game of :attr:`declined_players` seats or more, not to hands their owners would
+        have declared with."""
         players_in = max(1, sum(1 for o in view["out"] if not o))
         turns = view["turns_in_round"] / players_in
         beta = max(0.0, self.low_card_belief * min(turns, self.belief_turns))
