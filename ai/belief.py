@@ -43,17 +43,18 @@ def weighted_deal(weights: ZoneWeights, accept: Accept | None = None, tries: int
     def deal(unseen: list[Card], zones: list[dict[str, Any]], rng: random.Random) -> list[list[Card]]:
         needs = [zone["size"] - len(zone.get("known", ())) for zone in zones]
         tables = [weights(zone) if need > 0 else None for zone, need in zip(zones, needs, strict=True)]
+        # the keys' exponents 1 / w, once per zone (not per re-deal)
+        inverses = [None if t is None else [1.0 / max(w, 1e-9) for w in t] for t in tables]
         for _ in range(max(1, tries)):
             pool = list(unseen)
             fills: list[list[Card]] = [[] for _ in zones]
-            for i, table in enumerate(tables):
-                if table is None:
+            for i, inverse in enumerate(inverses):
+                if inverse is None:
                     continue
                 if needs[i] >= len(pool):
                     rng.shuffle(pool)
                     take = list(range(needs[i]))
                 else:
-                    inverse = [1.0 / max(w, 1e-9) for w in table]
                     keys = [rng.random() ** inverse[c] for c in pool]
                     take = heapq.nlargest(needs[i], range(len(pool)), key=keys.__getitem__)
                 chosen = set(take)

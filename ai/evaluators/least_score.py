@@ -116,6 +116,12 @@ def declare_limit(others: list[tuple[int, int]], keep: int, tie_fails: bool, mar
     return limit
 
 
+def kept_low_of(turns_in_round: int, players_in: int) -> int:
+    """The model's ``keep`` (:func:`hidden_total_odds`): an unknown card of another hand is the lowest of one
+    to three cards, one more per orbit played in the deal."""
+    return 1 + min(2, turns_in_round // max(1, players_in))
+
+
 def _pick_value(floor: list[int]) -> float:
     """What a pick is expected to add: the cheapest floor card, or an average card from the deck."""
     cheapest = min((ls.VALUE[c] for c in floor), default=99)
@@ -278,8 +284,7 @@ class LeastScoreEvaluator(Evaluator):
         mine = sum(ls.VALUE[c] for c in s.hands[seat])
         if self.policy_declare == "total":
             return mine <= self.declare_at
-        players_in = sum(1 for o in s.out if not o)
-        keep = 1 + min(2, s.turns_in_round // max(1, players_in))
+        keep = kept_low_of(s.turns_in_round, sum(1 for o in s.out if not o))
         others = [(sum(ls.VALUE[c] for c in s.known[i]), len(s.hands[i]) - len(s.known[i]))
                   for i in range(len(s.hands)) if i != seat and not s.out[i]]
         return bool(others) and declare_gain(mine, others, keep, s.options["tie_is_false_declare"]) >= \
@@ -311,7 +316,7 @@ class LeastScoreEvaluator(Evaluator):
         players_in = sum(1 for o in view["out"] if not o)
         turns = view["turns_in_round"]
         order = [(view["dealer"] + k) % n for k in range(1, n + 1) if not view["out"][(view["dealer"] + k) % n]]
-        keep = 1 + min(2, turns // max(1, players_in))
+        keep = kept_low_of(turns, players_in)
         tie_fails = bool(view["options"].get("tie_is_false_declare"))
         known = [sum(ls.VALUE[CARD_OF_NAME[c]] for c in k) for k in view["known"]]
         unknown = [view["hand_sizes"][i] - len(view["known"][i]) for i in range(n)]
