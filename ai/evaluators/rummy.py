@@ -22,9 +22,11 @@ so a discard that completes a meld of the next seat's hand in a sampled world
 (the cards it took from the pile are in every world) costs the seat what it
 saves that hand; ``feed_known`` counts it only when the card melds with cards
 the next seat is known to hold, ``feed_after_out`` False not after someone went
-out (so a go-out discard is never taxed). A hand fully melded now goes
-out on its next turn (``MELDED_NOT_OUT``, 1 point), and
-no hand still in play is valued below that, so going out beats every discard.
+out (so a go-out discard is never taxed); ``out_bonus`` (also a setting, off)
+counts each card that lets the seat go out on its next draw that many points
+less. A hand fully melded now goes out on its next turn (``MELDED_NOT_OUT``, 1
+point), and no hand still in play is valued below that, so going out beats
+every discard.
 The leaf's value is the others' mean expected score minus the seat's; the
 round is won by the lowest expected score. The seat's own root draw from the
 stock is a chance node over every unseen card (``draw_zone``, :mod:`ai.search`);
@@ -79,9 +81,9 @@ class _Tables:
         self.deadwood: dict[tuple[Card, ...], int] = {}
         self.least: dict[tuple[Card, ...], int] = {}
         self.discards: dict[tuple[Card, ...], dict[Card, int]] = {}
-        # keyed by (hand, the id of the unseen cards drawn from, meld bonus): the unseen tuple (up to 50
+        # keyed by (hand, the id of the unseen cards drawn from, meld bonus, out bonus): the unseen tuple (up to 50
         # cards, the same for every hand of a decision) is stored once, in unseen_ids
-        self.one_draw: dict[tuple[tuple[Card, ...], int, float], float] = {}
+        self.one_draw: dict[tuple[tuple[Card, ...], int, float, float], float] = {}
         self.unseen_ids: dict[tuple[Card, ...], int] = {}
 
     def sizes(self) -> int:
@@ -184,7 +186,7 @@ def is_useful(card: Card, shape: tuple[list[int], list[int], int], rules: melds.
 
 
 def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple[Card, ...],
-                   meld_bonus: float = 0.0) -> float:
+                   meld_bonus: float = 0.0, out_bonus: float = 0.0) -> float:
     """The hand's expected least deadwood after one more draw from ``unseen`` (sorted) and its best discard.
 
     Exact, and cheap: a card that is not :func:`is_useful` to the hand (and the hand holds at most one
@@ -192,6 +194,8 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
     ``min(deadwood, least deadwood after one discard + its value)``; only the useful cards need the solver.
     With ``meld_bonus`` ``b``, what a card gains by joining a meld (beyond what it would leave as a card in
     no meld) counts ``1 + b`` times: a meld made now keeps lowering the hand on the draws after this one.
+    With ``out_bonus`` ``o``, a card after which the best discard leaves no deadwood (the hand goes out on
+    that draw) counts ``o`` points less: going out ends the round before the others improve further.
     """
     tables = _cache(rules)
     table = tables.one_draw
@@ -201,7 +205,7 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
             tables.unseen_ids.clear()
             table.clear()  # its keys name ids of the unseen sets just forgotten
         uid = tables.unseen_ids[unseen] = len(tables.unseen_ids)
-    key = (hand, uid, meld_bonus)
+    key = (hand, uid, meld_bonus, out_bonus)
     got = table.get(key)
     if got is not None:
         return got
@@ -213,7 +217,7 @@ def after_one_draw(hand: tuple[Card, ...], rules: melds.MeldRules, unseen: tuple
     by_card: dict[Card, float] = {}  # each distinct card once (two decks: most unseen cards twice)
     for card in unseen:
         if card not in by_card:
-            by_card[card] = _after_drawing(hand, card, rules, meld_bonus, dw, base, shape)
+            by_card[card] = _after_drawing(hand, card, rules, meld_bonus, dw, base, shape, out_bonus)
     total = 0.0
     for card in unseen:
         total += by_card[card]
@@ -231,23 +235,24 @@ def after_drawing(hand: tuple[Card, ...], card: Card, rules: melds.MeldRules, me
 
 
 def _after_drawing(hand: tuple[Card, ...], card: Card, rules: melds.MeldRules, meld_bonus: float, dw: int,
-                   base: int, shape: tuple[list[int], list[int], int]) -> float:
+                   base: int, shape: tuple[list[int], list[int], int], out_bonus: float = 0.0) -> float:
     """One term of :func:`after_one_draw`: ``dw`` the hand's deadwood, ``base`` its least after a discard."""
     plain = min(dw, base + rules.values[card])  # what the card leaves if it joins no meld
     if shape[2] >= 2 or is_useful(card, shape, rules):  # (two wilds meld with any card)
         best = least_after_discard(tuple(sorted((*hand, card))), rules)
-        return best - meld_bonus * (plain - best)  # best <= plain: the card may always stay unmelded
-    return plain
+        # best <= plain: the card may always stay unmelded
+        return best - meld_bonus * (plain - best) - (out_bonus if best == 0 else 0.0)
+    return plain - (out_bonus if plain == 0 else 0.0)
 
 
 def expected_score(hand: tuple[Card, ...], rules: melds.MeldRules, draws_from: tuple[Card, ...], draws: bool,
-                   meld_bonus: float = 0.0) -> float:
+                   meld_bonus: float = 0.0, out_bonus: float = 0.0) -> float:
     """A hand's expected round score at a leaf: its deadwood after one more draw from ``draws_from``
-    (:func:`after_one_draw`) if it ``draws`` again this round, else its deadwood."""
+    (:func:`after_one_draw`, with its bonuses) if it ``draws`` again this round, else its deadwood."""
     dw = deadwood(hand, rules)
     if dw == 0 or not draws or not draws_from:
         return float(dw)
-    return after_one_draw(hand, rules, draws_from, meld_bonus)
+    return after_one_draw(hand, rules, draws_from, meld_bonus, out_bonus)
 
 
 class RummyEvaluator(Evaluator):
@@ -264,6 +269,10 @@ class RummyEvaluator(Evaluator):
     feed = 0.0
     feed_known = False  # ... only when the top discard melds with cards the next seat is known to hold
     feed_after_out = True  # ... also on the last turns after someone went out (False: going out is never taxed)
+    #: the seat's own one-draw estimate counts each card that would let it go out this many points less (going
+    #: out ends the round before the others improve further); off: against the expert it gained points on one
+    #: set of deals and not on the next, nor in Threezies (docs/ai-notes.md)
+    out_bonus = 0.0
 
     def for_level(self, level: int) -> Evaluator:
         if level >= self.plain_below or not self.one_draw:
@@ -304,7 +313,8 @@ class RummyEvaluator(Evaluator):
             elif i == seat:
                 # the seat's own next draw: from all it cannot see, the same set in every sampled world
                 unseen = tuple(sorted([*s.stock, *(c for j, h in enumerate(s.hands) if j != seat for c in h)]))
-                est.append(max(floor, expected_score(key, rules, unseen, i in to_draw, self.meld_bonus)))
+                out_bonus = self.out_bonus if s.went_out is None else 0.0  # after an out: no race left
+                est.append(max(floor, expected_score(key, rules, unseen, i in to_draw, self.meld_bonus, out_bonus)))
             else:
                 if i in to_draw and next_draw:
                     e = max(floor, after_drawing(key, next_draw[i], rules, self.meld_bonus))

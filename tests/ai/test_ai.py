@@ -242,6 +242,9 @@ def test_rummy_leaf_after_one_draw_is_the_exact_mean_over_every_draw(game_id, da
              for c in unseen]
     bonus = sum(b - 0.5 * (p - b) for b, p in zip(brute, plain, strict=True)) / len(brute)
     assert after_one_draw(hand, rules, unseen, 0.5) == pytest.approx(bonus)
+    # the out bonus: each card after which the best discard leaves no deadwood (the hand goes out) counts 3 less
+    outs = sum(1 for b in brute if b == 0)
+    assert after_one_draw(hand, rules, unseen, 0.5, 3.0) == pytest.approx(bonus - 3.0 * outs / len(brute))
 
 
 @settings(max_examples=80, deadline=None)
@@ -312,6 +315,39 @@ def test_rummy_leaf_the_other_seats_draw_averages_to_its_one_draw_estimate():
     leaf = ev.leaf(game, state, seat).value
     assert sum(margins) / len(margins) - leaf == pytest.approx(
         expected - after_drawing(hand, state.stock[other], rules, ev.meld_bonus))
+
+
+def test_rummy_leaf_the_seats_own_go_out_draws_count_the_out_bonus_less():
+    """The seat's own estimate counts ``out_bonus`` less for each unseen card after which it goes out (by
+    brute force over the solver); after someone went out there is no race left and no bonus."""
+    import copy
+
+    game = get_game("three-thirteen")
+    plain = evaluator_for(game).for_level(3)
+    assert plain.out_bonus == 0.0  # off by default (docs/ai-notes.md)
+    ev = copy.copy(plain)
+    ev.out_bonus = 3.0
+    checked = 0
+    for seed in range(200):
+        state = positions(game, 2, seed, 1, stride=7, first_round=2)[0]
+        if state.phase != "draw":
+            continue
+        seat = state.to_move
+        rules = game.meld_rules(state.options, state.round)
+        hand = tuple(sorted(state.hands[seat]))
+        unseen = [*state.stock, *state.hands[1 - seat]]
+        outs = sum(1 for c in unseen if min(melds.discard_scores(sorted((*hand, c)), rules).values()) == 0)
+        if not outs or after_one_draw(hand, rules, tuple(sorted(unseen)), ev.meld_bonus, ev.out_bonus) < 1.0:
+            continue  # (an estimate clipped at the floor of a melded hand moves less)
+        diff = plain.leaf(game, state, seat).value - ev.leaf(game, state, seat).value
+        assert diff == pytest.approx(-ev.out_bonus * outs / len(unseen))
+        state.went_out = 1 - seat
+        state.last_turns = 1
+        assert ev.leaf(game, state, seat).value == pytest.approx(plain.leaf(game, state, seat).value)
+        checked += 1
+        if checked == 5:
+            break
+    assert checked == 5
 
 
 def test_a_root_stock_draw_is_averaged_over_every_unseen_card(monkeypatch):
