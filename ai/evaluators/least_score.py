@@ -134,6 +134,22 @@ def _totals_before(state: State, round_index: int) -> list[int]:
     return [t - sum(r[i] for r in later) for i, t in enumerate(state.totals)]
 
 
+def game_chance(before: list[int], deal: Mapping[int, float], threshold: int, seat: int, power: float) -> float:
+    """``seat``'s chance to win the game once a deal scores ``deal`` (by seat; missing: 0) on the totals
+    ``before`` it, read from the room each player in keeps under the threshold: its room to the
+    threshold (``threshold + 1 - total``; none once over it: knocked out, R6) to the ``power``, over the
+    sum of them. The last player in wins; if every player in crosses at once, the lowest total wins (ties
+    share)."""
+    after = {i: total + deal.get(i, 0.0) for i, total in enumerate(before) if total <= threshold}
+    rooms = {i: max(0.0, threshold + 1 - total) ** power for i, total in after.items()}
+    whole = sum(rooms.values())
+    if whole:
+        return rooms.get(seat, 0.0) / whole
+    low = min(after.values(), default=0.0)
+    lowest = [i for i, total in after.items() if total == low]
+    return 1.0 / len(lowest) if seat in lowest else 0.0
+
+
 class LeastScoreEvaluator(Evaluator):
     margin_scale = 6.0
     next_turn_weight = 0.5  # how much of a seat's next-turn shedding counts at a leaf
@@ -153,6 +169,13 @@ class LeastScoreEvaluator(Evaluator):
     declined_players = 3
     declined_turns = 1
     declined_tries = 20
+    #: with ``match_players`` seats or more, a deal's value also counts the seat's chance to win the game
+    #: (:func:`game_chance` after the deal, ``match_power``), at this many points: the last player in wins,
+    #: so points taken near the threshold cost more than points taken far from it. Off: not shown to win
+    #: more games (docs/ai-notes.md)
+    match_weight = 0.0
+    match_power = 2.0
+    match_players = 3
     knockout_value = 0.0  # a deal's result is worth this much more for each player it knocks out (round_result)
     orbit_shift = 0
     sample_scale = 3.0  # a Least Score world is cheap: three times the level's worlds (measured: docs/ai-notes.md)
@@ -197,19 +220,27 @@ class LeastScoreEvaluator(Evaluator):
         return [i for i, t in enumerate(_totals_before(state, round_index)) if t <= threshold or i == seat]
 
     def round_result(self, game: Game, state: State, seat: int, round_index: int) -> Leaf:
-        """The deal's real scores among the players dealt in, plus :attr:`knockout_value` for each player the
-        deal knocked out: minus it for the seat itself, plus its share for another."""
+        """The deal's real scores among the players dealt in, plus the game's term (:attr:`match_weight`), plus
+        :attr:`knockout_value` for each player the deal knocked out: minus it for the seat itself, plus its
+        share for another."""
         leaf = super().round_result(game, state, seat, round_index)
-        if not self.knockout_value:
+        if not self.match_weight and not self.knockout_value:
             return leaf
         scores = state.round_scores[round_index]
+        before = _totals_before(state, round_index)
+        value = leaf.value + self._game_term(state, seat, before, dict(enumerate(map(float, scores))))
         threshold = state.options["threshold"]
-        knocked = [i for i, t in enumerate(_totals_before(state, round_index)) if t <= threshold < t + scores[i]]
-        if not knocked:
-            return leaf
-        share = max(1, state.num_players - 1)
-        bonus = sum(-1.0 if i == seat else 1.0 / share for i in knocked) * self.knockout_value
-        return Leaf(leaf.value + bonus, leaf.win)
+        knocked = [i for i, t in enumerate(before) if t <= threshold < t + scores[i]]
+        if knocked and self.knockout_value:
+            share = max(1, state.num_players - 1)
+            value += sum(-1.0 if i == seat else 1.0 / share for i in knocked) * self.knockout_value
+        return Leaf(value, leaf.win)
+
+    def _game_term(self, state: State, seat: int, before: list[int], deal: Mapping[int, float]) -> float:
+        """:attr:`match_weight` times the seat's :func:`game_chance` once ``deal`` is scored (0 when off)."""
+        if not self.match_weight or state.num_players < self.match_players:
+            return 0.0
+        return self.match_weight * game_chance(before, deal, state.options["threshold"], seat, self.match_power)
 
     def leaf(self, game: Game, state: State, seat: int) -> Leaf:
         s = state
@@ -219,6 +250,7 @@ class LeastScoreEvaluator(Evaluator):
         scores = {i: t - low for i, t in totals.items()}
         others = [v for i, v in scores.items() if i != seat]
         margin = (sum(others) / len(others) if others else 0.0) - scores[seat]
+        margin += self._game_term(s, seat, list(s.totals), scores)  # as if the lowest hand declared now
         lowest = [i for i, t in totals.items() if t == low]
         win = 1.0 / len(lowest) if seat in lowest else 0.0
         return Leaf(margin, win)

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from ai import LEVELS, choose_move
-from ai.evaluators.least_score import EVALUATOR, declare_gain, hidden_total_odds
+from ai.evaluators.least_score import EVALUATOR, declare_gain, game_chance, hidden_total_odds
 from engine.games.least_score import VALUE, LeastScoreState
 from engine.registry import get_game
 
@@ -97,6 +97,32 @@ def test_a_deal_is_scored_among_the_players_dealt_in_not_those_knocked_out_befor
     assert leaf.win == 1.0  # the knocked-out seats' zeros do not tie the declarer's
     lost = EVALUATOR.round_result(GAME, after, 2, len(after.round_scores) - 1)
     assert (lost.value, lost.win) == (-31.0, 0.0)
+
+
+def test_the_game_chance_is_shared_among_the_players_in_by_their_room_to_the_threshold() -> None:
+    before = [20, 60, 95, 130]  # seat 3 is out (R6)
+    chances = [game_chance(before, {}, 100, seat, 2.0) for seat in range(4)]
+    assert chances[3] == 0.0
+    assert sum(chances) == pytest.approx(1.0)
+    assert chances[0] > chances[1] > chances[2] > 0.0  # 81, 41 and 6 points of room
+    assert chances[0] == pytest.approx(81**2 / (81**2 + 41**2 + 6**2))
+    assert game_chance(before, {2: 5.0}, 100, 2, 2.0) > 0.0  # at exactly the threshold it stays in (LS8)
+    assert game_chance(before, {2: 6.0}, 100, 2, 2.0) == 0.0  # over it: knocked out
+    assert game_chance(before, {1: 50.0, 2: 6.0}, 100, 0, 2.0) == 1.0  # the last player in wins
+    # every player in crosses at once: the lowest total wins, ties share (R6)
+    assert game_chance([90, 95, 130], {0: 20.0, 1: 20.0}, 100, 0, 2.0) == 1.0
+    assert game_chance([90, 90, 130], {0: 20.0, 1: 20.0}, 100, 1, 2.0) == 0.5
+
+
+def test_the_game_term_adds_the_seats_chance_to_win_the_game_to_a_finished_deal() -> None:
+    after = GAME.apply(_endgame(), {"type": "declare"})[0]  # seat 2 (90) takes 31 and is knocked out
+    evaluator = copy.copy(EVALUATOR)
+    evaluator.match_weight = 100.0
+    last = len(after.round_scores) - 1
+    assert evaluator.round_result(GAME, after, 0, last).value == 31.0 + 100.0  # the last player in
+    assert evaluator.round_result(GAME, after, 2, last).value == -31.0
+    evaluator.match_players = 5  # a table of fewer seats plays for the deal alone
+    assert evaluator.round_result(GAME, after, 0, last).value == 31.0
 
 
 @pytest.mark.parametrize("seed", range(3))
