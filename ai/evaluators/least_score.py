@@ -250,7 +250,7 @@ class LeastScoreEvaluator(Evaluator):
         scores = {i: t - low for i, t in totals.items()}
         others = [v for i, v in scores.items() if i != seat]
         margin = (sum(others) / len(others) if others else 0.0) - scores[seat]
-        margin += self._game_term(s, seat, list(s.totals), scores)  # as if the lowest hand declared now
+        margin += self._game_term(s, seat, s.totals, scores)  # as if the lowest hand declared now
         lowest = [i for i, t in totals.items() if t == low]
         win = 1.0 / len(lowest) if seat in lowest else 0.0
         return Leaf(margin, win)
